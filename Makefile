@@ -1,0 +1,44 @@
+# The two set-up commands on a fresh Debian 12 (as root): `make demo` and `make test`.
+JOBS ?= $(shell nproc)
+BUILD ?= build
+SAN_BUILD ?= build-asan
+FUZZ_SECONDS ?= 10
+
+.PHONY: all deps build demo test test-unit test-asan test-fuzz test-interop test-full fuzz bench clean format
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/punctual demo
+
+# Normal build: every test. Then ASan+UBSan: unit tests and the low-rate accounting subset,
+# a short libFuzzer smoke pass per target, and the hdr-histogram-js interop check.
+test: build
+	bash scripts/run-tests.sh
+
+test-full: build
+	FULL=1 bash scripts/run-tests.sh
+
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-300} bash scripts/run-fuzz.sh $(SAN_BUILD)
+
+bench: deps
+	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_BENCH=ON -DPUNCTUAL_TESTS=OFF
+	cmake --build build-bench -j $(JOBS)
+
+format:
+	find src include tests bench fuzz -name '*.[ch]pp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD) build-bench build-tsan

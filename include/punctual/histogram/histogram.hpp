@@ -1,0 +1,83 @@
+// HdrHistogram (integer, 64-bit counts), following the published format.
+// Public API of punctual's histogram library: it depends on nothing else in punctual.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace punctual::hdr {
+
+struct histogram_params {
+  std::int64_t lowest_discernible_value = 1;
+  std::int64_t highest_trackable_value = 3'600'000'000'000;  // 1 h in ns
+  int significant_digits = 3;
+
+  friend bool operator==(const histogram_params&, const histogram_params&) = default;
+};
+
+// True when the parameters are accepted (ldv >= 1, htv >= 2*ldv, digits 1..5, layout fits).
+bool valid(const histogram_params& params) noexcept;
+
+class histogram {
+ public:
+  // Throws std::invalid_argument when !valid(params).
+  explicit histogram(const histogram_params& params = {});
+
+  const histogram_params& params() const noexcept { return params_; }
+
+  // Recording never throws and never loses a sample: a negative value records as 0, and a value
+  // above highest_trackable_value is clamped to it and counted in over_range_count().
+  void record(std::int64_t value) noexcept;
+  void record_n(std::int64_t value, std::int64_t count) noexcept;
+  // Records value, then value - I, value - 2I, ... while >= I (spec 6.1). I <= 0: plain record.
+  void record_corrected(std::int64_t value, std::int64_t expected_interval) noexcept;
+
+  // Adds every count of other; slots beyond this layout clamp and count as over range.
+  void add(const histogram& other) noexcept;
+  void reset() noexcept;
+  // Java's post-hoc correction (spec 6.2): uses each slot's highest equivalent value.
+  histogram copy_corrected_for_coordinated_omission(std::int64_t expected_interval) const;
+
+  std::int64_t total_count() const noexcept { return total_count_; }
+  std::int64_t over_range_count() const noexcept { return over_range_count_; }
+  std::int64_t min() const noexcept;  // Java getMinValue
+  std::int64_t max() const noexcept;  // Java getMaxValue (highest equivalent value)
+  double mean() const noexcept;
+  double stddev() const noexcept;
+  // Java's valueAtPercentile (spec 2.5): percentile in [0, 100].
+  std::int64_t value_at_percentile(double percentile) const noexcept;
+
+  // Layout (spec 1-2).
+  std::int32_t counts_length() const noexcept { return counts_length_; }
+  std::int32_t bucket_count() const noexcept { return bucket_count_; }
+  std::int32_t sub_bucket_count() const noexcept { return sub_bucket_count_; }
+  std::int64_t highest_recordable_value() const noexcept;
+  std::int32_t index_of(std::int64_t value) const noexcept;
+  std::int64_t value_from_index(std::int32_t index) const noexcept;
+  std::int64_t lowest_equivalent_value(std::int64_t value) const noexcept;
+  std::int64_t highest_equivalent_value(std::int64_t value) const noexcept;
+  std::int64_t median_equivalent_value(std::int64_t value) const noexcept;
+  std::int64_t size_of_equivalent_value_range(std::int64_t value) const noexcept;
+
+  std::int64_t count_at_index(std::int32_t index) const noexcept { return counts_[index]; }
+  // For decoders: sets a slot's count and keeps totals, min and max consistent.
+  void set_count_at_index(std::int32_t index, std::int64_t count) noexcept;
+
+ private:
+  // (implementation detail; see src/histogram/histogram.cpp)
+  histogram_params params_;
+  std::int32_t unit_magnitude_ = 0;
+  std::int32_t sub_bucket_count_magnitude_ = 0;
+  std::int32_t sub_bucket_half_count_ = 0;
+  std::int32_t sub_bucket_count_ = 0;
+  std::int64_t sub_bucket_mask_ = 0;
+  std::int32_t bucket_count_ = 0;
+  std::int32_t counts_length_ = 0;
+  std::int64_t total_count_ = 0;
+  std::int64_t over_range_count_ = 0;
+  std::int32_t min_index_ = -1;  // lowest non-empty slot (>= 1 for min_non_zero bookkeeping)
+  std::int32_t max_index_ = -1;  // highest non-empty slot
+  std::vector<std::int64_t> counts_;
+};
+
+}  // namespace punctual::hdr

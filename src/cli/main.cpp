@@ -1,0 +1,47 @@
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/command.hpp"
+
+namespace {
+
+int fail(int code, const char* what) {
+  std::fprintf(stderr, "punctual: %s\n", what);
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace punctual::cli;
+  CLI::App app{"punctual: an open-loop HTTP load generator whose latency numbers can be trusted"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "punctual 0.1.0");
+  command_runner chosen;
+  add_run_command(app, chosen);
+  add_serve_command(app, chosen);
+  add_demo_command(app, chosen);
+  add_report_command(app, chosen);
+  add_merge_command(app, chosen);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(exit_usage, e.what());
+  }
+  try {
+    return chosen ? chosen() : fail(exit_usage, "no command given");
+  } catch (const usage_error& e) {
+    return fail(exit_usage, e.what());
+  } catch (const run_error& e) {
+    return fail(exit_run_failed, e.what());
+  } catch (const std::exception& e) {
+    return fail(exit_run_failed, e.what());
+  }
+}
