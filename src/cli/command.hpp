@@ -5,6 +5,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -32,6 +33,10 @@ class run_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The process's argv, kept for reports (JSON "command_line").
+void set_command_line(int argc, char** argv);
+const std::vector<std::string>& command_line();
 
 using command_runner = std::function<int()>;
 

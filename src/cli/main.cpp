@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   CLI::App app{"punctual: an open-loop HTTP load generator whose latency numbers can be trusted"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "punctual 0.1.0");
+  set_command_line(argc, argv);
   command_runner chosen;
   add_run_command(app, chosen);
   add_serve_command(app, chosen);

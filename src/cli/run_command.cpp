@@ -1,0 +1,148 @@
+#include "cli/run_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "punctual/histogram/interval_log.hpp"
+#include "punctual/histogram/percentile_text.hpp"
+#include "schedule/stream.hpp"
+
+namespace punctual::cli {
+namespace {
+
+engine::load_run* active_run = nullptr;
+
+extern "C" void on_signal(int) {
+  if (active_run) active_run->interrupt();
+}
+
+class signal_scope {
+ public:
+  explicit signal_scope(engine::load_run& run) {
+    active_run = &run;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~signal_scope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    active_run = nullptr;
+  }
+  signal_scope(const signal_scope&) = delete;
+  signal_scope& operator=(const signal_scope&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
+                    std::chrono::nanoseconds interval) {
+  const double length = static_cast<double>(interval.count()) / 1e9;
+  const double start = static_cast<double>(index) * length;
+  // Response time untagged: Java's HistogramLogProcessor reads only untagged lines by default.
+  log.write_interval("", start, length, v[record::view::response_time]);
+  for (std::size_t i = 1; i < record::view_count; ++i) {
+    log.write_interval(record::view_names[i], start, length, v[static_cast<record::view>(i)]);
+  }
+}
+
+void write_schedule_file(const run_setup& s, const std::string& path) {
+  std::ostringstream out;
+  schedule::write_schedule(out, *s.plan);
+  write_file_atomically(path, out.str());
+}
+
+int run_command(const run_options& o, const std::vector<std::string>& command_line) {
+  const run_setup setup = build_run(o, command_line);
+  if (!o.schedule_out.empty()) {
+    if (!setup.plan) throw usage_error("--schedule-out: the closed model has no schedule");
+    write_schedule_file(setup, o.schedule_out);
+  }
+  const engine::run_result r = perform_run(setup, o.hlog_out);
+  const bool json_to_stdout = o.json_out == "-";
+  std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
+  report::write_text(text_out, setup.description, r, o.full_latency, o.full_service);
+  if (!o.json_out.empty()) {
+    std::ostringstream json;
+    report::write_json(json, setup.description, r);
+    if (json_to_stdout) {
+      std::cout << json.str() << std::flush;
+    } else {
+      write_file_atomically(o.json_out, json.str());
+    }
+  }
+  if (!o.hgrm_out.empty()) {
+    write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(
+                                          r.measured.views[record::view::response_time]));
+  }
+  return r.interrupted ? exit_interrupted : exit_ok;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(temp.c_str());
+      throw run_error("cannot write '" + path + "'");
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw run_error("cannot write '" + path + "'");
+  }
+}
+
+engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path) {
+  engine::load_run run(setup.config, setup.plan);
+  std::ostringstream hlog_text;
+  std::unique_ptr<hdr::interval_log_writer> log;
+  const auto sink = [&](std::int64_t index, const record::view_set& v) {
+    if (hlog_path.empty()) return;
+    if (!log) {
+      // StartTime and BaseTime are the measured window's start, as jHiccup writes them.
+      const auto start = run.start_mapping().unix + setup.config.warmup;
+      log = std::make_unique<hdr::interval_log_writer>(hlog_text, static_cast<double>(start.count()) / 1e9);
+      log->write_header("[Logged with punctual 0.1.0]");
+    }
+    write_interval(*log, index, v, setup.config.interval);
+  };
+  engine::run_result r;
+  {
+    signal_scope signals(run);
+    try {
+      r = run.execute(sink);
+    } catch (const engine::run_failure& e) {
+      throw run_error(e.what());
+    }
+  }
+  if (!hlog_path.empty()) write_file_atomically(hlog_path, hlog_text.str());
+  return r;
+}
+
+void add_run_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand("run", "run a load test (open model by default)");
+  auto options = std::make_shared<run_options>();
+  add_run_options(*cmd, *options);
+  cmd->callback([&chosen, options] {
+    chosen = [options] {
+      return run_command(*options, command_line());
+    };
+  });
+}
+
+}  // namespace punctual::cli

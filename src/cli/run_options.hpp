@@ -1,0 +1,61 @@
+// `punctual run` options and their translation into an immutable run configuration.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config.hpp"
+#include "report/run_report.hpp"
+#include "schedule/plan.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace punctual::cli {
+
+// The raw option values, as typed (parsed and checked by build_run()).
+struct run_options {
+  std::string url;
+  std::uint32_t threads = 2;
+  std::uint32_t connections = 10;
+  std::string duration = "10s";
+  std::string rate;
+  std::string arrival = "constant";
+  std::string stages;
+  std::uint64_t seed = 1;
+  std::string warmup = "0s";
+  std::string schedule_out;
+  std::uint64_t max_queue = 0;
+  std::string timeout = "10s";
+  std::string connect_timeout;
+  std::string precision = "fine";
+  bool no_keepalive = false;
+  std::string method = "GET";
+  std::vector<std::string> headers;
+  std::string body;
+  std::string body_file;
+  std::string expect_status = "200-399";
+  bool full_latency = false;
+  bool full_service = false;
+  std::string json_out;
+  std::string hlog_out;
+  std::string hgrm_out;
+  std::string model = "open";
+  std::string think = "0s";
+  std::string expected_interval;
+};
+
+void add_run_options(CLI::App& cmd, run_options& o);
+
+struct run_setup {
+  engine::run_config config;
+  std::optional<schedule::plan> plan;
+  report::run_description description;
+};
+
+// Checks every value and builds the configuration; throws usage_error with one line.
+run_setup build_run(const run_options& o, const std::vector<std::string>& command_line);
+
+}  // namespace punctual::cli

@@ -1,0 +1,129 @@
+#include "engine/run.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <thread>
+
+namespace punctual::engine {
+namespace {
+
+// Connections are opened before the start; the schedule begins this long after they are all up,
+// so no worker starts late on its first request.
+constexpr nanoseconds start_lead{20'000'000};
+constexpr nanoseconds collect_period{20'000'000};
+
+void sleep_for(nanoseconds d) noexcept {
+  timespec ts{static_cast<time_t>(d.count() / 1'000'000'000), static_cast<long>(d.count() % 1'000'000'000)};
+  nanosleep(&ts, nullptr);  // EINTR (a signal) just ends the nap early
+}
+
+using interval_map = std::map<std::int64_t, std::unique_ptr<record::view_set>>;
+
+record::view_set& slot(interval_map& pending, std::int64_t index) {
+  auto& p = pending[index];
+  if (!p) p = std::make_unique<record::view_set>();
+  return *p;
+}
+
+}  // namespace
+
+load_run::load_run(const run_config& config, std::optional<schedule::plan> plan)
+    : config_(config), plan_(std::move(plan)) {
+  const std::uint32_t threads = config.threads;
+  for (std::uint32_t w = 0; w < threads; ++w) {
+    // The -c connections are split evenly; the first workers take the remainder.
+    const std::uint32_t share = config.connections / threads + (w < config.connections % threads ? 1 : 0);
+    workers_.push_back(std::make_unique<worker>(
+        config, config.model == model_kind::open ? &*plan_ : nullptr, w, share));
+  }
+}
+
+void load_run::interrupt() noexcept {
+  if (control_.interrupted.load()) return;
+  control_.interrupted_at_ns.store(net::mono_now().count());
+  control_.interrupted.store(true, std::memory_order_release);
+  for (auto& w : workers_) w->wake();
+}
+
+run_result load_run::execute(const interval_sink& sink) {
+  run_result result;
+  std::string first_error;
+  for (auto& w : workers_) result.connections_opened += w->open_connections(first_error);
+  if (result.connections_opened == 0) {
+    throw run_failure("could not connect to " + config_.target.text + ": " + first_error);
+  }
+  result.start = net::map_clocks();
+  const nanoseconds start = result.start.mono + start_lead;
+  result.start.unix += start_lead;
+  result.start.mono = start;
+  result.measure_start = start + config_.warmup;
+  start_ = result.start;
+
+  std::atomic<std::uint32_t> running{static_cast<std::uint32_t>(workers_.size())};
+  std::vector<std::thread> threads;
+  // Signals go to the coordinating thread only; it wakes the workers through their eventfds.
+  sigset_t block, previous;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &block, &previous);
+  for (auto& w : workers_) {
+    threads.emplace_back([&, wp = w.get()] {
+      wp->run(start, control_);
+      running.fetch_sub(1, std::memory_order_release);
+    });
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  interval_map pending;
+  std::vector<std::int64_t> taken(workers_.size(), -1);
+  std::int64_t next_emit = 0;
+  const auto poll = [&] {
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      auto& ex = workers_[i]->recorder().intervals();
+      const std::int64_t index = ex.waiting();
+      if (index < 0) continue;
+      ex.take(slot(pending, index));
+      taken[i] = std::max(taken[i], index);
+    }
+    const std::int64_t ready = *std::min_element(taken.begin(), taken.end());
+    for (; next_emit <= ready; ++next_emit) {
+      sink(next_emit, slot(pending, next_emit));
+      pending.erase(next_emit);
+    }
+  };
+  while (running.load(std::memory_order_acquire) > 0) {
+    sleep_for(collect_period);
+    poll();
+  }
+  for (auto& t : threads) t.join();
+  poll();
+  std::int64_t last = next_emit - 1;
+  for (auto& w : workers_) {
+    slot(pending, w->recorder().current_interval()).add(w->recorder().intervals().last());
+    last = std::max(last, w->recorder().current_interval());
+  }
+  for (; next_emit <= last; ++next_emit) sink(next_emit, slot(pending, next_emit));
+
+  result.interrupted = control_.interrupted.load();
+  const nanoseconds window_end =
+      result.interrupted ? std::min(nanoseconds{control_.interrupted_at_ns.load()},
+                                    result.measure_start + config_.duration)
+                         : result.measure_start + config_.duration;
+  result.window = std::max(window_end - result.measure_start, nanoseconds{0});
+  result.elapsed = net::mono_now() - start;
+  for (auto& w : workers_) {
+    result.measured.counts.add(w->recorder().measured().counts);
+    result.measured.views.add(w->recorder().measured().views);
+    result.warmup.counts.add(w->recorder().warmup().counts);
+    result.warmup.views.add(w->recorder().warmup().views);
+    result.workers.push_back(w->stats());
+  }
+  return result;
+}
+
+}  // namespace punctual::engine

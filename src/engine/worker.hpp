@@ -1,0 +1,107 @@
+// A worker: one thread, one epoll loop, a share of the connections, and its own recorder.
+// Due requests go to any idle connection of the worker, else wait in its queue (product.md).
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config.hpp"
+#include "engine/connection.hpp"
+#include "engine/request_queue.hpp"
+#include "net/event_loop.hpp"
+#include "record/recorder.hpp"
+#include "schedule/schedule.hpp"
+
+namespace punctual::engine {
+
+// Shared between the coordinator and the workers; written only by the coordinator.
+struct run_control {
+  std::atomic<bool> interrupted{false};
+  std::atomic<std::int64_t> interrupted_at_ns{0};  // CLOCK_MONOTONIC
+};
+
+struct worker_stats {
+  nanoseconds cpu{};
+  nanoseconds busy_wall{};
+  std::uint64_t sleeps = 0;
+  std::uint64_t wakeups = 0;
+};
+
+class worker {
+ public:
+  worker(const run_config& config, const schedule::plan* plan, std::uint32_t id,
+         std::uint32_t connections);
+  ~worker();
+  worker(const worker&) = delete;
+  worker& operator=(const worker&) = delete;
+
+  // Opens every connection, waiting at most the connect timeout. Returns how many connected;
+  // `first_error` gets the reason of the first failure.
+  std::uint32_t open_connections(std::string& first_error);
+
+  // Runs the schedule from `start` (CLOCK_MONOTONIC) through the drain.
+  void run(nanoseconds start, const run_control& control);
+  // Wakes run() from its wait (used on interruption).
+  void wake() noexcept;
+
+  record::recorder& recorder() noexcept { return *recorder_; }
+  const worker_stats& stats() const noexcept { return stats_; }
+
+ private:
+  // worker.cpp: the loop and scheduling
+  bool next_entry() noexcept;
+  void dispatch_due(nanoseconds now);
+  void dispatch_closed_model(nanoseconds now);
+  void serve_queue(nanoseconds now);
+  bool assign(const record::request_times& t, nanoseconds now);
+  void check_deadlines(nanoseconds now);
+  nanoseconds next_wake(nanoseconds now) const noexcept;
+  nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
+  bool finished(nanoseconds now) const noexcept;
+  void observe_interruption(const run_control& control, nanoseconds now) noexcept;
+  void finish_unfinished();
+
+  // worker_io.cpp: sockets and the per-connection state machine
+  void start_connect(connection& c, nanoseconds now);
+  void on_event(const epoll_event& ev, nanoseconds now);
+  void on_connected(connection& c, nanoseconds now);
+  void send_request(connection& c, nanoseconds now);
+  void continue_write(connection& c, nanoseconds now);
+  void on_readable(connection& c, nanoseconds now);
+  bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now);
+  void complete(connection& c, nanoseconds now);
+  void fail(connection& c, record::socket_reason why, nanoseconds now);
+  void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
+  void became_idle(connection& c, nanoseconds now);
+
+  const run_config& config_;
+  std::uint32_t id_;
+  std::optional<schedule::worker_stream> stream_;
+  schedule::entry next_{};
+  bool has_next_ = false;
+
+  net::event_loop loop_;
+  int wake_fd_ = -1;
+  std::vector<connection> connections_;
+  std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
+  request_queue queue_;
+  std::optional<record::recorder> recorder_;
+
+  nanoseconds start_{};
+  nanoseconds window_end_{};
+  nanoseconds drain_until_{nanoseconds::max()};
+  nanoseconds interrupted_at_{nanoseconds::max()};
+  bool interrupted_ = false;
+  worker_stats stats_;
+  std::array<epoll_event, 256> events_{};
+  std::array<char, 64 * 1024> read_buffer_{};
+};
+
+}  // namespace punctual::engine

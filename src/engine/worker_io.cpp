@@ -1,0 +1,205 @@
+// The per-connection state machine: connect, write the request, read and parse the response.
+#include <sys/epoll.h>
+
+#include <cstring>
+
+#include "engine/worker.hpp"
+#include "net/clock.hpp"
+#include "net/socket.hpp"
+
+namespace punctual::engine {
+namespace {
+
+constexpr std::uint32_t conn_events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+// After a failed connect, a connection is not reopened for this long, so a dead target does
+// not turn the worker into a connect loop.
+constexpr nanoseconds reconnect_backoff{10'000'000};
+
+}  // namespace
+
+std::uint32_t worker::open_connections(std::string& first_error) {
+  const nanoseconds begin = net::mono_now();
+  for (auto& c : connections_) start_connect(c, begin);
+  for (;;) {
+    const nanoseconds now = net::mono_now();
+    std::uint32_t pending = 0;
+    for (auto& c : connections_) {
+      if (c.state != conn_state::connecting) continue;
+      if (c.connect_started + config_.connect_timeout <= now) {
+        close_connection(c, now, true);
+        if (first_error.empty()) first_error = "connect timed out";
+      } else {
+        ++pending;
+      }
+    }
+    if (pending == 0) break;
+    for (const auto& ev : loop_.wait(events_, std::chrono::milliseconds(10))) {
+      if (ev.data.u64 == ~std::uint64_t{0}) continue;
+      connection& c = connections_[ev.data.u64];
+      if (c.state != conn_state::connecting) continue;
+      const int err = net::finish_connect(c.fd);
+      if (err == 0) {
+        c.state = conn_state::idle;
+        idle_.push_back(static_cast<std::uint32_t>(ev.data.u64));
+      } else {
+        if (first_error.empty()) first_error = std::strerror(err);
+        close_connection(c, now, true);
+      }
+    }
+  }
+  return static_cast<std::uint32_t>(idle_.size());
+}
+
+void worker::start_connect(connection& c, nanoseconds now) {
+  const int fd = net::start_connect(config_.target);
+  c.connect_started = now;
+  if (fd < 0) {
+    c.state = conn_state::closed;
+    c.last_connect_failed = true;
+    c.retry_at = now + reconnect_backoff;
+    if (c.has_request) fail(c, record::socket_reason::connect, now);
+    return;
+  }
+  c.fd = fd;
+  c.state = conn_state::connecting;
+  loop_.add(fd, conn_events, static_cast<std::uint64_t>(&c - connections_.data()));
+}
+
+void worker::on_event(const epoll_event& ev, nanoseconds now) {
+  if (ev.data.u64 == ~std::uint64_t{0}) {
+    std::uint64_t drained = 0;
+    [[maybe_unused]] const auto n = read(wake_fd_, &drained, sizeof drained);
+    return;
+  }
+  connection& c = connections_[ev.data.u64];
+  if (c.fd < 0) return;
+  if (c.state == conn_state::connecting) {
+    if (!(ev.events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) return;
+    const int err = net::finish_connect(c.fd);
+    if (err != 0) {
+      if (c.has_request) fail(c, record::socket_reason::connect, now);
+      return close_connection(c, now, true);
+    }
+    return on_connected(c, now);
+  }
+  if ((ev.events & EPOLLOUT) && c.state == conn_state::busy && c.written < config_.request.size()) {
+    continue_write(c, now);
+  }
+  if (c.fd >= 0 && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) on_readable(c, now);
+}
+
+void worker::on_connected(connection& c, nanoseconds now) {
+  c.last_connect_failed = false;
+  recorder_->count_reconnect();
+  if (c.has_request) return send_request(c, now);
+  became_idle(c, now);
+}
+
+void worker::send_request(connection& c, nanoseconds now) {
+  c.state = conn_state::busy;
+  c.written = 0;
+  c.times.sent = now;
+  c.parser.reset(config_.head_request);
+  recorder_->on_sent(c.times, config_.request.size());
+  continue_write(c, now);
+}
+
+void worker::continue_write(connection& c, nanoseconds now) {
+  while (c.written < config_.request.size()) {
+    const auto r = net::write_some(c.fd, config_.request.data() + c.written,
+                                   config_.request.size() - c.written);
+    if (r.status == net::io_status::would_block) return;  // EPOLLOUT (edge) resumes it
+    if (r.status != net::io_status::done) {
+      return fail(c, r.status == net::io_status::reset ? record::socket_reason::reset
+                                                       : record::socket_reason::write,
+                  now);
+    }
+    c.written += r.bytes;
+  }
+}
+
+void worker::on_readable(connection& c, nanoseconds now) {
+  for (;;) {
+    const auto r = net::read_some(c.fd, read_buffer_.data(), read_buffer_.size());
+    if (r.status == net::io_status::would_block) return;
+    if (r.status == net::io_status::done) {
+      if (!on_bytes(c, read_buffer_.data(), r.bytes, now)) return;
+      continue;
+    }
+    if (!c.has_request) return close_connection(c, now);
+    if (r.status == net::io_status::closed) {
+      if (c.parser.finish_on_eof() == http::parse_status::complete) return complete(c, now);
+      return fail(c, record::socket_reason::closed, now);
+    }
+    return fail(c, r.status == net::io_status::reset ? record::socket_reason::reset
+                                                     : record::socket_reason::read,
+                now);
+  }
+}
+
+// Returns false when the connection was closed and must not be read further.
+bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now) {
+  if (!c.has_request || c.state != conn_state::busy) {
+    close_connection(c, now);  // bytes nobody asked for: the connection is out of step
+    return false;
+  }
+  recorder_->on_received_bytes(c.times.intended, size);
+  if (c.times.first_byte.count() == 0) c.times.first_byte = now;
+  const auto r = c.parser.feed(data, size);
+  if (r.status == http::parse_status::error) {
+    fail(c, record::socket_reason::parse, now);
+    return false;
+  }
+  if (r.status == http::parse_status::need_more) return true;
+  const bool stray = r.consumed != size;
+  complete(c, now);
+  if (stray && c.fd >= 0) {
+    close_connection(c, now);
+    return false;
+  }
+  return c.fd >= 0;
+}
+
+void worker::complete(connection& c, nanoseconds now) {
+  const int status = c.parser.status_code();
+  const bool expected = status >= 0 && status < 600 && config_.expected_status.test(status);
+  recorder_->on_response(c.times, now, status, expected);
+  c.has_request = false;
+  if (!c.parser.keep_alive() || !config_.keep_alive) return close_connection(c, now);
+  became_idle(c, now);
+}
+
+void worker::fail(connection& c, record::socket_reason why, nanoseconds now) {
+  if (c.has_request) recorder_->on_socket_error(c.times, now, why);
+  c.has_request = false;
+  if (c.fd >= 0) close_connection(c, now, why == record::socket_reason::connect);
+}
+
+void worker::close_connection(connection& c, nanoseconds now, bool connect_failed) {
+  if (c.fd >= 0) {
+    loop_.remove(c.fd);
+    net::close_socket(c.fd);
+    c.fd = -1;
+  }
+  for (std::size_t i = 0; i < idle_.size(); ++i) {
+    if (&connections_[idle_[i]] == &c) {
+      idle_[i] = idle_.back();
+      idle_.pop_back();
+      break;
+    }
+  }
+  c.state = conn_state::closed;
+  c.last_connect_failed = connect_failed;
+  c.retry_at = connect_failed ? now + reconnect_backoff : now;
+  // Reopen at once while the run needs connections, so the next request finds one ready.
+  if (!connect_failed && now < window_end_ && !interrupted_) start_connect(c, now);
+}
+
+void worker::became_idle(connection& c, nanoseconds now) {
+  c.state = conn_state::idle;
+  c.next_send = now + config_.think;
+  idle_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
+  serve_queue(now);
+}
+
+}  // namespace punctual::engine

@@ -1,0 +1,29 @@
+// Clocks: every interval is measured on CLOCK_MONOTONIC; one wall-clock mapping per run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace punctual::net {
+
+using nanoseconds = std::chrono::nanoseconds;
+
+// A point on CLOCK_MONOTONIC, in ns since an arbitrary origin (boot).
+nanoseconds mono_now() noexcept;
+// CLOCK_REALTIME in ns since the Unix epoch.
+nanoseconds unix_now() noexcept;
+
+// The same instant read on both clocks (monotonic read between two realtime reads).
+struct clock_mapping {
+  nanoseconds mono;
+  nanoseconds unix;
+};
+clock_mapping map_clocks() noexcept;
+
+// The default 50 us slack delays every timer wake-up; punctual's timers want 1 ns.
+void set_thread_timer_slack_1ns() noexcept;
+
+// CPU time consumed by the calling thread so far.
+nanoseconds thread_cpu_time() noexcept;
+
+}  // namespace punctual::net

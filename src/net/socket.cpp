@@ -1,0 +1,106 @@
+#include "net/socket.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace punctual::net {
+namespace {
+
+std::string format_address(const sockaddr_storage& ss) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (ss.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    return "[" + std::string(host) + "]:" + std::to_string(ntohs(a->sin6_port));
+  }
+  const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+  inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+  return std::string(host) + ":" + std::to_string(ntohs(a->sin_port));
+}
+
+}  // namespace
+
+bool resolve(std::string_view host, std::uint16_t port, address& out, std::string& error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  const std::string host_text(host);
+  const std::string port_text = std::to_string(port);
+  const int rc = getaddrinfo(host_text.c_str(), port_text.c_str(), &hints, &list);
+  if (rc != 0 || list == nullptr) {
+    error = "cannot resolve '" + host_text + "': " + gai_strerror(rc);
+    return false;
+  }
+  std::memcpy(&out.storage, list->ai_addr, list->ai_addrlen);
+  out.length = list->ai_addrlen;
+  freeaddrinfo(list);
+  out.text = format_address(out.storage);
+  return true;
+}
+
+bool is_loopback(const address& addr) noexcept {
+  if (addr.storage.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr.storage);
+    return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (addr.storage.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr.storage);
+    return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+  }
+  return false;
+}
+
+int start_connect(const address& addr) noexcept {
+  const int fd = socket(addr.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -errno;
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) != 0 &&
+      errno != EINPROGRESS) {
+    const int err = errno;
+    close(fd);
+    return -err;
+  }
+  return fd;
+}
+
+int finish_connect(int fd) noexcept {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
+  return err;
+}
+
+io_result read_some(int fd, char* buffer, std::size_t size) noexcept {
+  const ssize_t n = ::read(fd, buffer, size);
+  if (n > 0) return {io_status::done, static_cast<std::size_t>(n)};
+  if (n == 0) return {io_status::closed, 0};
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {io_status::would_block, 0};
+  if (errno == ECONNRESET || errno == EPIPE) return {io_status::reset, 0};
+  return {io_status::failed, 0};
+}
+
+io_result write_some(int fd, const char* data, std::size_t size) noexcept {
+  const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+  if (n >= 0) return {io_status::done, static_cast<std::size_t>(n)};
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {io_status::would_block, 0};
+  if (errno == ECONNRESET || errno == EPIPE) return {io_status::reset, 0};
+  return {io_status::failed, 0};
+}
+
+void close_socket(int fd) noexcept {
+  if (fd < 0) return;
+  linger lg{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  close(fd);
+}
+
+}  // namespace punctual::net

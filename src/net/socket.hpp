@@ -1,0 +1,45 @@
+// Sockets for the generator: address resolution (once, at start), non-blocking connects, and
+// reads/writes whose failures are classified into the reasons punctual reports.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace punctual::net {
+
+struct address {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  std::string text;  // e.g. "127.0.0.1:8080" or "[::1]:8080"
+};
+
+// Resolves host:port once (numeric or named, IPv4 or IPv6). On failure returns false with a
+// one-line reason in `error`.
+bool resolve(std::string_view host, std::uint16_t port, address& out, std::string& error);
+
+// True when the address is on the loopback range (127.0.0.0/8 or ::1).
+bool is_loopback(const address& addr) noexcept;
+
+// Starts a non-blocking connect. Returns the fd (>= 0) or -errno.
+int start_connect(const address& addr) noexcept;
+// After the fd became writable: 0 when connected, else the errno of the failed connect.
+int finish_connect(int fd) noexcept;
+
+enum class io_status { done, would_block, closed, reset, failed };
+
+struct io_result {
+  io_status status;
+  std::size_t bytes;
+};
+
+io_result read_some(int fd, char* buffer, std::size_t size) noexcept;
+io_result write_some(int fd, const char* data, std::size_t size) noexcept;
+
+// Closes with SO_LINGER 0 so the generator does not pile up TIME_WAIT sockets on resets.
+void close_socket(int fd) noexcept;
+
+}  // namespace punctual::net

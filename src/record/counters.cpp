@@ -1,0 +1,26 @@
+#include "record/counters.hpp"
+
+namespace punctual::record {
+namespace {
+
+template <std::size_t N>
+void add_all(std::array<std::uint64_t, N>& to, const std::array<std::uint64_t, N>& from) noexcept {
+  for (std::size_t i = 0; i < N; ++i) to[i] += from[i];
+}
+
+}  // namespace
+
+void counters::add(const counters& other) noexcept {
+  planned += other.planned;
+  add_all(outcomes, other.outcomes);
+  add_all(socket_errors, other.socket_errors);
+  add_all(status, other.status);
+  censored += other.censored;
+  sent_in_window += other.sent_in_window;
+  completed_in_window += other.completed_in_window;
+  bytes_sent += other.bytes_sent;
+  bytes_received += other.bytes_received;
+  reconnects += other.reconnects;
+}
+
+}  // namespace punctual::record

@@ -1,0 +1,40 @@
+// The vocabulary of accounting: one outcome per planned request, socket-error reasons, and the
+// latency views punctual records (product.md, "Terms").
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace punctual::record {
+
+enum class outcome : std::uint8_t { ok, http_error, socket_error, timeout, dropped, unfinished };
+inline constexpr std::size_t outcome_count = 6;
+inline constexpr std::array<std::string_view, outcome_count> outcome_names{
+    "ok", "http_error", "socket_error", "timeout", "dropped", "unfinished"};
+
+enum class socket_reason : std::uint8_t { connect, read, write, reset, closed, parse };
+inline constexpr std::size_t socket_reason_count = 6;
+inline constexpr std::array<std::string_view, socket_reason_count> socket_reason_names{
+    "connect", "read", "write", "reset", "closed", "parse"};
+
+enum class view : std::uint8_t {
+  response_time,
+  response_time_ok,
+  service_time,
+  time_to_first_byte,
+  send_lag,
+  queue_wait,
+  connect_time,
+};
+inline constexpr std::size_t view_count = 7;
+inline constexpr std::array<std::string_view, view_count> view_names{
+    "response_time", "response_time_ok", "service_time", "time_to_first_byte",
+    "send_lag",      "queue_wait",       "connect_time"};
+
+constexpr std::size_t index(outcome o) noexcept { return static_cast<std::size_t>(o); }
+constexpr std::size_t index(socket_reason r) noexcept { return static_cast<std::size_t>(r); }
+constexpr std::size_t index(view v) noexcept { return static_cast<std::size_t>(v); }
+
+}  // namespace punctual::record

@@ -1,0 +1,81 @@
+// A worker's recorder: outcome accounting by intended time, latency views for the whole run,
+// and per-second interval views cut by completion time. Owned by one thread; no locks, no
+// allocation after construction.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "record/counters.hpp"
+#include "record/interval_exchange.hpp"
+#include "record/outcome.hpp"
+#include "record/view_set.hpp"
+
+namespace punctual::record {
+
+using nanoseconds = std::chrono::nanoseconds;
+
+// The life of one request, on CLOCK_MONOTONIC. Zero means "has not happened".
+struct request_times {
+  nanoseconds intended{};
+  nanoseconds dispatched{};  // the generator got to it: send lag = dispatched - intended
+  nanoseconds assigned{};    // it got a connection: queue wait = assigned - dispatched
+  nanoseconds sent{};        // actual send, before the first write: connect time = sent - assigned
+  nanoseconds first_byte{};
+  bool had_to_connect = false;
+};
+
+struct phase {
+  counters counts;
+  view_set views;
+};
+
+class recorder {
+ public:
+  // measure_start: intended times before it are warm-up. interval: the .hlog interval length.
+  recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval);
+
+  void on_planned(nanoseconds intended) noexcept { phase_of(intended).counts.planned++; }
+  void on_dropped(nanoseconds intended) noexcept;
+  void on_dispatched(const request_times& t) noexcept;  // send lag
+  void on_assigned(const request_times& t) noexcept;    // queue wait
+  void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
+  void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
+  void count_reconnect() noexcept { measured_.counts.reconnects++; }
+
+  // Final outcomes; each planned request reaches exactly one of these (or on_dropped).
+  void on_response(const request_times& t, nanoseconds done, int status, bool expected) noexcept;
+  void on_socket_error(const request_times& t, nanoseconds failed_at, socket_reason why) noexcept;
+  void on_timeout(const request_times& t, nanoseconds timeout) noexcept;
+  void on_unfinished(const request_times& t, nanoseconds interrupted_at) noexcept;
+
+  // Hands the interval views over at each interval boundary; call often (cheap compare).
+  void roll_intervals(nanoseconds now) noexcept;
+  nanoseconds next_interval_boundary() const noexcept { return next_boundary_; }
+  std::int64_t current_interval() const noexcept { return interval_index_; }
+
+  const phase& measured() const noexcept { return measured_; }
+  const phase& warmup() const noexcept { return warmup_; }
+  interval_exchange& intervals() noexcept { return exchange_; }
+
+ private:
+  phase& phase_of(nanoseconds intended) noexcept {
+    return intended < measure_start_ ? warmup_ : measured_;
+  }
+  bool in_window(nanoseconds t) const noexcept { return t >= measure_start_ && t < window_end_; }
+  void record_view(view v, nanoseconds intended, nanoseconds at, nanoseconds value) noexcept;
+  void record_response_time(nanoseconds intended, nanoseconds at, nanoseconds value,
+                            bool ok) noexcept;
+  void finish(nanoseconds intended, outcome o) noexcept;
+
+  nanoseconds measure_start_;
+  nanoseconds window_end_;
+  nanoseconds interval_;
+  nanoseconds next_boundary_;
+  std::int64_t interval_index_ = 0;
+  phase measured_;
+  phase warmup_;
+  interval_exchange exchange_;
+};
+
+}  // namespace punctual::record

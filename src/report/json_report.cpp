@@ -1,0 +1,135 @@
+#include <nlohmann/json.hpp>
+
+#include "report/run_report.hpp"
+
+namespace punctual::report {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string percentile_key(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", p);
+  return buf;
+}
+
+json view_json(const hdr::histogram& h, std::uint64_t censored) {
+  json percentiles = json::object();
+  json lower_bounds = json::array();
+  const double bound_from = lower_bound_from(censored, h.total_count());
+  for (const double p : summary_percentiles) {
+    percentiles[percentile_key(p)] = h.value_at_percentile(p);
+    if (p >= bound_from) lower_bounds.push_back(percentile_key(p));
+  }
+  return json{{"count", h.total_count()},
+              {"censored", censored},
+              {"over_range", h.over_range_count()},
+              {"min_ns", h.min()},
+              {"mean_ns", h.mean()},
+              {"max_ns", h.max()},
+              {"stddev_ns", h.stddev()},
+              {"percentiles_ns", percentiles},
+              {"lower_bound_percentiles", lower_bounds}};
+}
+
+json outcomes_json(const record::counters& c) {
+  json o = json::object();
+  for (std::size_t i = 0; i < record::outcome_count; ++i) {
+    o[std::string(record::outcome_names[i])] = c.outcomes[i];
+  }
+  return o;
+}
+
+json latency_json(const engine::run_result& r, const run_description& d) {
+  json latency = json::object();
+  const auto& c = r.measured.counts;
+  for (std::size_t i = 0; i < record::view_count; ++i) {
+    const auto v = static_cast<record::view>(i);
+    const bool censorable = v == record::view::response_time;
+    latency[std::string(record::view_names[i])] =
+        view_json(r.measured.views[v], censorable ? c.censored : 0);
+  }
+  if (d.expected_interval) {
+    json rec = view_json(reconstructed(r, *d.expected_interval), c.censored);
+    rec["note"] = "reconstructed: samples added after the fact by expected-interval correction";
+    latency["reconstructed"] = rec;
+  }
+  return latency;
+}
+
+json model_json(const run_description& d) {
+  json m{{"kind", d.model}};
+  if (d.model == "open") m["arrival"] = d.arrival;
+  m["rate_per_s"] = d.rate_per_s ? json(*d.rate_per_s) : json(nullptr);
+  m["connections"] = d.connections;
+  m["threads"] = d.threads;
+  m["seed"] = d.seed;
+  m["schedule"] = d.schedule_text;
+  if (d.model == "closed") m["think_ns"] = d.think.count();
+  m["precision"] = d.precision;
+  return m;
+}
+
+json correction_json(const run_description& d) {
+  if (d.model == "open") return json{{"kind", "intended-start"}};
+  if (!d.expected_interval) return json{{"kind", "none"}};
+  return json{{"kind", "expected-interval"}, {"expected_interval_ns", d.expected_interval->count()}};
+}
+
+double per_second(std::uint64_t n, nanoseconds window) {
+  return window.count() > 0 ? static_cast<double>(n) * 1e9 / static_cast<double>(window.count())
+                            : 0.0;
+}
+
+json generator_json(const engine::run_result& r) {
+  json workers = json::array();
+  for (const auto& w : r.workers) {
+    const double busy = static_cast<double>(w.busy_wall.count());
+    workers.push_back({{"cpu_ns", w.cpu.count()},
+                       {"cpu_share", busy > 0 ? static_cast<double>(w.cpu.count()) / busy : 0.0},
+                       {"sleeps", w.sleeps},
+                       {"wakeups", w.wakeups}});
+  }
+  return json{{"workers", workers}};
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const run_description& d, const engine::run_result& r) {
+  const auto& c = r.measured.counts;
+  json socket_errors = json::object();
+  for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
+    socket_errors[std::string(record::socket_reason_names[i])] = c.socket_errors[i];
+  }
+  json status = json::object();
+  for (std::size_t s = 0; s < c.status.size(); ++s) {
+    if (c.status[s]) status[std::to_string(s)] = c.status[s];
+  }
+  json doc{{"punctual", {{"version", "0.1.0"}}},
+           {"command_line", d.command_line},
+           {"target", d.target_url},
+           {"model", model_json(d)},
+           {"correction", correction_json(d)},
+           {"schedule",
+            {{"start_unix_ns", r.start.unix.count()},
+             {"start_mono_ns", r.start.mono.count()},
+             {"warmup_ns", d.warmup.count()},
+             {"duration_ns", d.duration.count()},
+             {"window_ns", r.window.count()},
+             {"planned", c.planned}}},
+           {"interrupted", r.interrupted},
+           {"outcomes", outcomes_json(c)},
+           {"socket_errors", socket_errors},
+           {"status_counts", status},
+           {"rates_per_s",
+            {{"planned", per_second(c.planned, r.window)},
+             {"sent", per_second(c.sent_in_window, r.window)},
+             {"completed", per_second(c.completed_in_window, r.window)}}},
+           {"bytes", {{"sent", c.bytes_sent}, {"received", c.bytes_received}}},
+           {"latency", latency_json(r, d)},
+           {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts)}}},
+           {"generator", generator_json(r)}};
+  out << doc.dump(2) << '\n';
+}
+
+}  // namespace punctual::report

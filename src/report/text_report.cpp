@@ -1,0 +1,171 @@
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+
+#include "punctual/histogram/percentile_text.hpp"
+#include "report/run_report.hpp"
+
+namespace punctual::report {
+namespace {
+
+std::string seconds_text(nanoseconds d) { return format_duration(d); }
+
+double per_second(std::uint64_t n, nanoseconds window) {
+  return window.count() > 0 ? static_cast<double>(n) * 1e9 / static_cast<double>(window.count())
+                            : 0.0;
+}
+
+void write_header(std::ostream& out, const run_description& d, const engine::run_result& r) {
+  const auto planned = r.measured.counts.planned;
+  if (d.model == "open") {
+    fmt::print(out, "model: open, {} for {} ({} planned), {} connections on {} threads\n",
+               d.schedule_text, seconds_text(d.duration), planned, d.connections, d.threads);
+    fmt::print(out,
+               "correction: latency measured from intended send time (response time); "
+               "service time shown for contrast\n");
+  } else {
+    fmt::print(out,
+               "model: closed, {} connections on {} threads, think {}, for {} ({} requests sent); "
+               "no rate was set: the server set the pace\n",
+               d.connections, d.threads, seconds_text(d.think), seconds_text(d.duration), planned);
+    if (d.expected_interval) {
+      fmt::print(out,
+                 "correction: expected-interval {}: a reconstructed view adds samples that were "
+                 "never observed; service time is all that was measured\n",
+                 seconds_text(*d.expected_interval));
+    } else {
+      fmt::print(out,
+                 "correction: none: only service time can be observed (latency measured from the "
+                 "actual send, which waited for the server)\n");
+    }
+  }
+  if (d.warmup.count() > 0) {
+    fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", seconds_text(d.warmup),
+               r.warmup.counts.planned);
+  }
+  if (r.interrupted) fmt::print(out, "INTERRUPTED: the measured window ended early\n");
+}
+
+void write_outcomes(std::ostream& out, const engine::run_result& r) {
+  const auto& c = r.measured.counts;
+  fmt::print(out, "\noutcomes: planned {}:", c.planned);
+  for (std::size_t i = 0; i < record::outcome_count; ++i) {
+    fmt::print(out, " {} {}{}", record::outcome_names[i], c.outcomes[i],
+               i + 1 < record::outcome_count ? "," : "\n");
+  }
+  fmt::print(out, "rates: planned {:.1f}/s, sent {:.1f}/s, completed {:.1f}/s\n",
+             per_second(c.planned, r.window), per_second(c.sent_in_window, r.window),
+             per_second(c.completed_in_window, r.window));
+}
+
+std::string cell(const hdr::histogram& h, double p, double bound_from) {
+  if (h.total_count() == 0) return "-";
+  const std::string v = format_duration(nanoseconds{h.value_at_percentile(p)});
+  return p >= bound_from ? ">=" + v : v;
+}
+
+void write_latency_table(std::ostream& out, const run_description& d,
+                         const engine::run_result& r) {
+  const auto& views = r.measured.views;
+  const auto& rt = views[record::view::response_time];
+  const auto& st = views[record::view::service_time];
+  const double bound_from = lower_bound_from(r.measured.counts.censored, rt.total_count());
+  std::optional<hdr::histogram> rec;
+  if (d.expected_interval) rec = reconstructed(r, *d.expected_interval);
+  const char* first = d.model == "open" ? "response time" : "latency (observed)";
+  fmt::print(out, "\n{:>8}  {:>15}  {:>13}{}\n", "", first, "service time",
+             rec ? "  reconstructed" : "");
+  for (const double p : summary_percentiles) {
+    const std::string label = p == 100 ? "max" : fmt::format("p{:g}", p);
+    fmt::print(out, "{:>8}  {:>15}  {:>13}", label, cell(rt, p, bound_from), cell(st, p, 101));
+    if (rec) fmt::print(out, "  {:>13}", cell(*rec, p, bound_from));
+    fmt::print(out, "\n");
+  }
+  if (r.measured.counts.censored) {
+    fmt::print(out, "(>= marks a lower bound: {} of {} samples are censored by timeouts or "
+               "interruption)\n", r.measured.counts.censored, rt.total_count());
+  }
+  if (rt.over_range_count()) {
+    fmt::print(out, "({} values above the histogram range were clamped to 1 h)\n",
+               rt.over_range_count());
+  }
+}
+
+std::string p99(const hdr::histogram& h) {
+  return h.total_count() ? format_duration(nanoseconds{h.value_at_percentile(99)}) : "-";
+}
+
+void write_generator(std::ostream& out, const run_description& d, const engine::run_result& r) {
+  const auto& v = r.measured.views;
+  fmt::print(out, "\ngenerator: send lag p99 {}, queue wait p99 {}, connect time p99 {}\n",
+             p99(v[record::view::send_lag]), p99(v[record::view::queue_wait]),
+             p99(v[record::view::connect_time]));
+  double cpu_share = 0;
+  std::uint64_t sleeps = 0;
+  for (const auto& w : r.workers) {
+    const double busy = static_cast<double>(w.busy_wall.count());
+    cpu_share = std::max(cpu_share, busy > 0 ? static_cast<double>(w.cpu.count()) / busy : 0.0);
+    sleeps += w.sleeps;
+  }
+  const auto sent = r.measured.counts.planned + r.warmup.counts.planned;
+  fmt::print(out, "precision: {} (busiest worker used {:.1f}% of a core; {:.2f} sleeps per request)\n",
+             d.precision, cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
+}
+
+void write_errors_and_transfer(std::ostream& out, const engine::run_result& r) {
+  const auto& c = r.measured.counts;
+  std::string errors;
+  for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
+    if (c.socket_errors[i]) errors += fmt::format(" {} {},", record::socket_reason_names[i], c.socket_errors[i]);
+  }
+  for (std::size_t s = 0; s < c.status.size(); ++s) {
+    if (c.status[s] && (s < 200 || s >= 400)) errors += fmt::format(" status {} x{},", s, c.status[s]);
+  }
+  if (!errors.empty()) errors.pop_back();
+  fmt::print(out, "errors:{}\n", errors.empty() ? " none" : errors);
+  const double secs = static_cast<double>(r.window.count()) / 1e9;
+  fmt::print(out, "transfer: {:.2f} MB received ({:.2f} MB/s), {:.2f} MB sent\n",
+             static_cast<double>(c.bytes_received) / 1e6,
+             secs > 0 ? static_cast<double>(c.bytes_received) / 1e6 / secs : 0.0,
+             static_cast<double>(c.bytes_sent) / 1e6);
+}
+
+}  // namespace
+
+double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept {
+  if (censored == 0 || count <= 0) return 101;
+  return 100.0 * (1.0 - static_cast<double>(censored) / static_cast<double>(count));
+}
+
+hdr::histogram reconstructed(const engine::run_result& r, nanoseconds expected_interval) {
+  return r.measured.views[record::view::response_time].copy_corrected_for_coordinated_omission(
+      expected_interval.count());
+}
+
+std::string format_duration(nanoseconds d) {
+  const double ns = static_cast<double>(d.count());
+  if (ns < 1e3) return fmt::format("{:.0f}ns", ns);
+  if (ns < 1e6) return fmt::format("{:.3g}us", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.3g}ms", ns / 1e6);
+  return fmt::format("{:.3g}s", ns / 1e9);
+}
+
+void write_text(std::ostream& out, const run_description& d, const engine::run_result& r,
+                bool full_latency, bool full_service) {
+  write_header(out, d, r);
+  write_outcomes(out, r);
+  write_latency_table(out, d, r);
+  write_generator(out, d, r);
+  write_errors_and_transfer(out, r);
+  if (full_latency) {
+    fmt::print(out, "\nresponse time distribution (ms):\n");
+    hdr::write_percentile_distribution(out, r.measured.views[record::view::response_time]);
+  }
+  if (full_service) {
+    fmt::print(out, "\nservice time distribution (ms):\n");
+    hdr::write_percentile_distribution(out, r.measured.views[record::view::service_time]);
+  }
+}
+
+}  // namespace punctual::report
