@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` runs it (after `make build`):
+#   1. every test (unit + integration against nginx and `punctual serve`) in the normal build;
+#   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset of the
+#      integration tests;
+#   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 10);
+#   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
+# FULL=1 widens the integration matrices (make test-full).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+SAN_BUILD=${SAN_BUILD:-build-asan}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
+JOBS=${JOBS:-$(nproc)}
+passed=0
+failed=0
+failures=()
+
+stage() {  # stage NAME COMMAND...
+  local name=$1
+  shift
+  local t0=$SECONDS
+  echo "=== $name"
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "=== $name: ok ($((SECONDS - t0)) s)"
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    echo "=== $name: FAILED ($((SECONDS - t0)) s)"
+  fi
+}
+
+san_build() {
+  CC=clang CXX=clang++ cmake -S . -B "$SAN_BUILD" -DCMAKE_BUILD_TYPE=Debug \
+    -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON >/dev/null &&
+    cmake --build "$SAN_BUILD" -j "$JOBS" 2>&1 | grep -Ev '^\[ *[0-9]+%\]' || true
+  test -x "$SAN_BUILD/punctual"
+}
+
+san_integration() {
+  local rc=0
+  for t in tests/integration/test_bad_input.py tests/integration/test_deadlines.py; do
+    [[ -f $t ]] || continue
+    /usr/bin/python3 "$t" "$SAN_BUILD/punctual" || rc=1
+  done
+  return $rc
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+stage "normal build: unit and integration tests" \
+  ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" --timeout 300
+stage "asan+ubsan build" san_build
+stage "asan+ubsan: unit tests" ctest --test-dir "$SAN_BUILD" -L unit --output-on-failure -j "$JOBS"
+stage "asan+ubsan: low-rate integration subset" san_integration
+stage "fuzz smoke (${FUZZ_SECONDS}s per target)" bash scripts/run-fuzz.sh "$SAN_BUILD"
+if [[ -f tests/interop/run.sh ]]; then
+  stage "hdr-histogram-js interop" bash tests/interop/run.sh "$BUILD/interop" "$BUILD/punctual"
+fi
+
+echo
+for f in "${failures[@]}"; do echo "failed stage: $f"; done
+echo "stages: $passed passed, $failed failed"
+((failed == 0))

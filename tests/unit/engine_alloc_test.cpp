@@ -1,0 +1,117 @@
+// GCC cannot see that the replaced operator new below uses malloc.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+// The steady-state request path allocates nothing: the worker threads of a run that sends 3x
+// more requests make exactly as many allocations as a short run (their fixed set-up only).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "engine/run.hpp"
+#include "http/request.hpp"
+
+namespace {
+
+std::atomic<bool> counting{false};
+std::atomic<long> worker_allocations{0};
+std::thread::id main_thread;
+
+void note_allocation() {
+  if (counting.load(std::memory_order_relaxed) && std::this_thread::get_id() != main_thread) {
+    worker_allocations.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) {
+  note_allocation();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace punctual {
+namespace {
+
+struct served {
+  pid_t pid = -1;
+  std::uint16_t port = 0;
+  ~served() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+// Starts `punctual serve --port 0` as a child and reads the port it prints.
+void start_server(served& s) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  s.pid = fork();
+  if (s.pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    execl(PUNCTUAL_BINARY, "punctual", "serve", "--port", "0", "--duration", "30s", nullptr);
+    _exit(127);
+  }
+  close(fds[1]);
+  FILE* in = fdopen(fds[0], "r");
+  char line[256] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, in), nullptr);
+  const std::string text(line);
+  s.port = static_cast<std::uint16_t>(std::stoi(text.substr(text.rfind(':') + 1)));
+  std::fclose(in);
+}
+
+long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
+                            std::uint64_t& planned) {
+  engine::run_config c;
+  std::string error;
+  EXPECT_TRUE(net::resolve("127.0.0.1", port, c.target, error)) << error;
+  http::request_spec spec;
+  spec.host = "127.0.0.1:" + std::to_string(port);
+  c.request = http::encode_request(spec);
+  c.threads = 2;
+  c.connections = 4;
+  c.duration = duration;
+  for (int s = 200; s < 400; ++s) c.expected_status.set(s);
+  schedule::plan p;
+  p.rate_per_s = 2000;
+  p.duration = duration;
+  p.workers = 2;
+  engine::load_run run(c, p);
+  worker_allocations = 0;
+  counting = true;
+  const auto r = run.execute([](std::int64_t, const record::view_set&) {});
+  counting = false;
+  planned = r.measured.counts.planned;
+  EXPECT_EQ(r.measured.counts.outcomes[record::index(record::outcome::ok)], planned);
+  return worker_allocations.load();
+}
+
+TEST(engine_alloc, request_path_allocates_nothing) {
+  main_thread = std::this_thread::get_id();
+  served s;
+  start_server(s);
+  ASSERT_GT(s.port, 0);
+  std::uint64_t short_planned = 0, long_planned = 0;
+  const long short_run = worker_allocations_for(s.port, std::chrono::milliseconds(500), short_planned);
+  const long long_run = worker_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned);
+  EXPECT_EQ(short_planned, 1000u);
+  EXPECT_EQ(long_planned, 3000u);
+  // The counter must see the workers' set-up, or it proves nothing.
+  EXPECT_GT(short_run, 0);
+  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per request";
+}
+
+}  // namespace
+}  // namespace punctual
