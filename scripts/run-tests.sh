@@ -50,8 +50,10 @@ san_integration() {
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-stage "normal build: unit and integration tests" \
-  ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" --timeout 300
+stage "normal build: unit tests" ctest --test-dir "$BUILD" -L unit --output-on-failure -j "$JOBS"
+# Load tests one at a time, so no test's timing shares the cores with another's.
+stage "normal build: integration tests (nginx, punctual serve)" \
+  ctest --test-dir "$BUILD" -L integration --output-on-failure -j 1 --timeout 300
 stage "asan+ubsan build" san_build
 stage "asan+ubsan: unit tests" ctest --test-dir "$SAN_BUILD" -L unit --output-on-failure -j "$JOBS"
 stage "asan+ubsan: low-rate integration subset" san_integration

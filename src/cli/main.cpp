@@ -1,6 +1,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/command.hpp"
 
@@ -9,6 +10,13 @@ namespace {
 int fail(int code, const char* what) {
   std::fprintf(stderr, "punctual: %s\n", what);
   return code;
+}
+
+bool is_subcommand(const CLI::App& app, const std::string& name) {
+  for (const auto* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -25,6 +33,11 @@ int main(int argc, char** argv) {
   add_demo_command(app, chosen);
   add_report_command(app, chosen);
   add_merge_command(app, chosen);
+  if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
+    const std::string message = std::string("unknown command '") + argv[1] +
+                                "' (expected run, serve, demo, report or merge)";
+    return fail(exit_usage, message.c_str());
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

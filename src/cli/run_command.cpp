@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
@@ -89,23 +90,6 @@ int run_command(const run_options& o, const std::vector<std::string>& command_li
 }
 
 }  // namespace
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      std::remove(temp.c_str());
-      throw run_error("cannot write '" + path + "'");
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    throw run_error("cannot write '" + path + "'");
-  }
-}
 
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path) {
   engine::load_run run(setup.config, setup.plan);

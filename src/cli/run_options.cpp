@@ -1,7 +1,12 @@
 #include "cli/run_options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <charconv>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "cli/command.hpp"
@@ -53,6 +58,42 @@ void check_shape(const run_options& o) {
   if (!o.body.empty() && !o.body_file.empty()) {
     throw usage_error("--body and --body-file cannot be used together");
   }
+  if (o.model == "closed" && !o.stages.empty()) {
+    throw usage_error("--stages: the closed model has no rate to ramp (use --model open)");
+  }
+  if (o.model == "closed" && o.arrival != "constant") {
+    throw usage_error("--arrival " + o.arrival + ": the closed model has no arrival process");
+  }
+  if (o.model == "open" && o.think != "0s") {
+    throw usage_error("--think " + o.think + ": think time applies to the closed model only");
+  }
+}
+
+// Fails before anything is sent if an output could not be written afterwards.
+void check_output_path(const char* option, const std::string& path, bool dash_ok) {
+  if (path.empty()) return;
+  if (dash_ok && path == "-") return;
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  if (path.back() == '/' || access(dir.c_str(), W_OK) != 0) {
+    throw usage_error(std::string(option) + ": cannot write '" + path + "' (no such writable directory)");
+  }
+}
+
+// Every connection is a file descriptor: raise the soft limit if allowed, and refuse up front
+// rather than fail mid-run.
+void check_descriptor_limit(std::uint32_t connections) {
+  constexpr rlim_t spare = 64;  // listening logs, epoll and eventfds, stdio
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const rlim_t needed = connections + spare;
+  if (lim.rlim_cur >= needed) return;
+  if (lim.rlim_max >= needed) {
+    lim.rlim_cur = needed;
+    if (setrlimit(RLIMIT_NOFILE, &lim) == 0) return;
+  }
+  throw usage_error("-c " + std::to_string(connections) + ": more connections than this process may open (open-file limit " +
+                    std::to_string(lim.rlim_max) + ")");
 }
 
 http::request_spec build_request(const run_options& o, const http::url& target) {
@@ -86,20 +127,35 @@ schedule::plan build_plan(const run_options& o, const engine::run_config& c) {
   return p;
 }
 
+// CLI11 would wrap "-1" into a huge unsigned value; reject it with a readable message.
+std::function<std::string(const std::string&)> whole_number(unsigned long long minimum) {
+  return [minimum](const std::string& text) -> std::string {
+    unsigned long long v = 0;
+    const auto* end = text.data() + text.size();
+    const auto r = std::from_chars(text.data(), end, v);
+    if (r.ec != std::errc() || r.ptr != end || v < minimum) {
+      return "'" + text + "' is not a whole number >= " + std::to_string(minimum);
+    }
+    return {};
+  };
+}
+
 }  // namespace
 
 void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/")->required();
-  cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)");
-  cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)");
+  cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
+  cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)")
+      ->check(whole_number(1));
   cmd.add_option("-d,--duration", o.duration, "measured window: 30s, 2m, ... (default 10s)");
   cmd.add_option("-R,--rate", o.rate, "requests per second: 2000, 2k, 1.5k (open model)");
   cmd.add_option("--arrival", o.arrival, "constant (default) or poisson");
-  cmd.add_option("--stages", o.stages, "rate ramps, e.g. 10s:100,30s:5000,10s:5000");
-  cmd.add_option("--seed", o.seed, "seed of the arrival process (default 1)");
+  cmd.add_option("--stages", o.stages, "rate ramps, e.g. 10s:100,30s:5000,10s:5000 (-R: the starting rate)");
+  cmd.add_option("--seed", o.seed, "seed of the arrival process (default 1)")->check(whole_number(0));
   cmd.add_option("--warmup", o.warmup, "run the same schedule for this long first, reported apart");
   cmd.add_option("--schedule-out", o.schedule_out, "write every intended time to FILE");
-  cmd.add_option("--max-queue", o.max_queue, "drop due requests beyond N waiting per worker");
+  cmd.add_option("--max-queue", o.max_queue, "drop due requests beyond N waiting per worker")
+      ->check(whole_number(0));
   cmd.add_option("--timeout", o.timeout, "deadline from the intended time (default 10s)");
   cmd.add_option("--connect-timeout", o.connect_timeout, "bound on one connect (default: --timeout)");
   cmd.add_option("--precision", o.precision, "fine (default), spin or coarse");
@@ -111,7 +167,8 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");
   cmd.add_flag("-L,--latency", o.full_latency, "print the full response-time distribution");
   cmd.add_flag("-U", o.full_service, "print the full service-time distribution");
-  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)");
+  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("empty file name") : std::string(); });
   cmd.add_option("--hlog", o.hlog_out, "write an HdrHistogram interval log to FILE");
   cmd.add_option("--hgrm", o.hgrm_out, "write the response-time .hgrm to FILE");
   cmd.add_option("--model", o.model, "open (default) or closed");
@@ -122,6 +179,11 @@ void add_run_options(CLI::App& cmd, run_options& o) {
 
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line) {
   check_shape(o);
+  check_output_path("--json", o.json_out, true);
+  check_output_path("--hlog", o.hlog_out, false);
+  check_output_path("--hgrm", o.hgrm_out, false);
+  check_output_path("--schedule-out", o.schedule_out, false);
+  check_descriptor_limit(o.connections);
   auto target = http::parse_url(o.url);
   if (!target) throw usage_error(target.error);
   run_setup s;

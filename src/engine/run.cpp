@@ -72,9 +72,10 @@ run_result load_run::execute(const interval_sink& sink) {
   sigaddset(&block, SIGINT);
   sigaddset(&block, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &block, &previous);
+  for (auto& w : workers_) w->prepare(start);
   for (auto& w : workers_) {
     threads.emplace_back([&, wp = w.get()] {
-      wp->run(start, control_);
+      wp->run(control_);
       running.fetch_sub(1, std::memory_order_release);
     });
   }

@@ -48,13 +48,17 @@ bool worker::next_entry() noexcept {
   return has_next_;
 }
 
-void worker::run(nanoseconds start, const run_control& control) {
-  net::set_thread_timer_slack_1ns();
-  const nanoseconds cpu_before = net::thread_cpu_time();
+void worker::prepare(nanoseconds start) {
   start_ = start;
   window_end_ = start + config_.warmup + config_.duration;
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval);
   for (auto& c : connections_) c.next_send = start;
+}
+
+void worker::run(const run_control& control) {
+  net::set_thread_timer_slack_1ns();
+  const nanoseconds cpu_before = net::thread_cpu_time();
+  const nanoseconds start = start_;
   next_entry();
   for (nanoseconds now = net::mono_now();; now = net::mono_now()) {
     observe_interruption(control, now);

@@ -46,8 +46,11 @@ class worker {
   // `first_error` gets the reason of the first failure.
   std::uint32_t open_connections(std::string& first_error);
 
-  // Runs the schedule from `start` (CLOCK_MONOTONIC) through the drain.
-  void run(nanoseconds start, const run_control& control);
+  // Sets the schedule's start (CLOCK_MONOTONIC) and builds the recorder. Called before the
+  // worker thread starts, so the collector never sees a worker without a recorder.
+  void prepare(nanoseconds start);
+  // Runs the schedule from the prepared start through the drain.
+  void run(const run_control& control);
   // Wakes run() from its wait (used on interruption).
   void wake() noexcept;
 

@@ -17,6 +17,8 @@ struct histogram_params {
 
 // True when the parameters are accepted (ldv >= 1, htv >= 2*ldv, digits 1..5, layout fits).
 bool valid(const histogram_params& params) noexcept;
+// countsArrayLength (spec 1.3) the parameters imply, without allocating; 0 when !valid(params).
+std::int64_t counts_length_for(const histogram_params& params) noexcept;
 
 class histogram {
  public:
@@ -75,9 +77,51 @@ class histogram {
   std::int32_t counts_length_ = 0;
   std::int64_t total_count_ = 0;
   std::int64_t over_range_count_ = 0;
-  std::int32_t min_index_ = -1;  // lowest non-empty slot (>= 1 for min_non_zero bookkeeping)
+  std::int32_t min_index_ = -1;  // lowest non-empty slot (empty_min_index when empty)
   std::int32_t max_index_ = -1;  // highest non-empty slot
   std::vector<std::int64_t> counts_;
+
+  // Private helpers (added by the histogram implementation; not part of the public contract).
+  static constexpr std::int32_t empty_min_index = 0x7fffffff;  // min_index_ while empty
+  std::int32_t leading_zero_count_base_ = 0;                    // 64 - unit_magnitude - m
+  std::int32_t bucket_index_of(std::int64_t value) const noexcept;
+  std::int32_t index_of_non_negative(std::int64_t value) const noexcept;
+  std::int64_t clamp_value(std::int64_t value, std::int64_t count) noexcept;
+  void add_at_index(std::int32_t index, std::int64_t count) noexcept;
+  void record_series(std::int64_t value, std::int64_t count, std::int64_t interval) noexcept;
+  void rescan_min_max() noexcept;
 };
+
+// record() is the per-response hot path: defined here so callers inline it (no call, no
+// allocation, one predictable branch for the over-range case).
+inline std::int32_t histogram::bucket_index_of(std::int64_t value) const noexcept {
+  return leading_zero_count_base_ - __builtin_clzll(static_cast<std::uint64_t>(value | sub_bucket_mask_));
+}
+
+inline std::int32_t histogram::index_of_non_negative(std::int64_t value) const noexcept {
+  const std::int32_t bucket = bucket_index_of(value);
+  const auto sub_bucket = static_cast<std::int32_t>(value >> (bucket + unit_magnitude_));
+  return ((bucket + 1) << (sub_bucket_count_magnitude_ - 1)) + (sub_bucket - sub_bucket_half_count_);
+}
+
+inline std::int64_t histogram::clamp_value(std::int64_t value, std::int64_t count) noexcept {
+  value = value < 0 ? 0 : value;
+  if (value > params_.highest_trackable_value) [[unlikely]] {
+    over_range_count_ += count;
+    value = params_.highest_trackable_value;
+  }
+  return value;
+}
+
+inline void histogram::add_at_index(std::int32_t index, std::int64_t count) noexcept {
+  counts_[static_cast<std::size_t>(index)] += count;
+  total_count_ += count;
+  min_index_ = index < min_index_ ? index : min_index_;
+  max_index_ = index > max_index_ ? index : max_index_;
+}
+
+inline void histogram::record(std::int64_t value) noexcept {
+  add_at_index(index_of_non_negative(clamp_value(value, 1)), 1);
+}
 
 }  // namespace punctual::hdr

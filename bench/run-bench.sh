@@ -1,0 +1,508 @@
+#!/usr/bin/env bash
+# End-to-end benchmark of punctual against h2load and wrk on 127.0.0.1.
+#
+# nginx (one worker) runs on CPU 0, every load tool on CPU 1, all in this one run, and every
+# figure is reported as a ratio against the reference tool measured in the same run: absolute
+# numbers on a shared 2-vCPU VM mean little, ratios taken minutes apart mean less.
+#
+# Usage: bench/run-bench.sh            (~5 min)
+#        QUICK=1 bench/run-bench.sh    (~1 min smoke run, shorter durations)
+# Environment (all optional):
+#   PUNCTUAL=path      the binary to test (default: build it in build-bench/, Release)
+#   PORT=18480         nginx port on 127.0.0.1
+#   RESULTS_DIR=dir    where <timestamp>.json goes (default bench/results)
+#   KEEP_RAW=1         keep every raw output (pcaps included) instead of deleting them
+#   NO_INSTALL=1       never call apt-get; missing tools skip their sections
+#   SERVER_CPU=0 TOOL_CPU=1
+# See bench/README.md for what each figure means.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+quick=${QUICK:-0}
+port=${PORT:-18480}
+server_cpu=${SERVER_CPU:-0}
+tool_cpu=${TOOL_CPU:-1}
+results_dir=${RESULTS_DIR:-$here/results}
+if [[ $quick == 1 ]]; then
+  dur=3; long_dur=15; ladder_steps=3
+else
+  dur=10; long_dur=60; ladder_steps=5
+fi
+rate1=20000        # section 1: fixed rate
+conns1=50
+rate3=2000         # sections 3 and 4
+conns3=10
+max_queue=${MAX_QUEUE:-100}  # section 2: a queue beyond this per worker counts as drops
+
+log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------- tools
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# Installs a Debian package when its command is missing. Returns non-zero (never exits) so a
+# missing optional tool only skips the sections that need it.
+ensure_tool() {
+  local cmd=$1 pkg=$2
+  have "$cmd" && return 0
+  if [[ ${NO_INSTALL:-0} != 1 && $(id -u) == 0 ]] && have apt-get; then
+    log "$cmd is missing; installing $pkg"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null 2>&1; } || true
+  fi
+  have "$cmd" && return 0
+  log "WARNING: '$cmd' (Debian package $pkg) is not available; sections that need it are skipped"
+  return 1
+}
+
+ensure_tool python3 python3 || die "python3 is required (results and pcap parsing)"
+ensure_tool taskset util-linux || die "taskset is required (CPU pinning)"
+[[ -x /usr/bin/time ]] || ensure_tool /usr/bin/time time || die "/usr/bin/time is required (CPU and RSS)"
+ensure_tool nginx nginx-light || ensure_tool nginx nginx || die "nginx is required (the target)"
+have_h2load=0; ensure_tool h2load nghttp2-client && have_h2load=1
+have_wrk=0; ensure_tool wrk wrk && have_wrk=1
+have_tcpdump=0
+if ensure_tool tcpdump tcpdump; then
+  if [[ $(id -u) == 0 ]]; then have_tcpdump=1; else
+    log "WARNING: tcpdump needs root (CAP_NET_RAW); wire precision is skipped"; fi
+fi
+(( $(nproc) > tool_cpu && $(nproc) > server_cpu )) ||
+  die "needs CPUs $server_cpu and $tool_cpu; this machine has $(nproc)"
+
+if [[ -z ${PUNCTUAL:-} ]]; then
+  PUNCTUAL=$repo/build-bench/punctual
+  if [[ ! -x $PUNCTUAL ]]; then
+    have cmake || die "cmake is missing and PUNCTUAL is not set"
+    log "building punctual (Release) in $repo/build-bench"
+    # -Wno-error=restrict: GCC 12 reports a false -Wrestrict inside std::string at -O3.
+    cmake -S "$repo" -B "$repo/build-bench" -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_TESTS=OFF \
+      -DCMAKE_CXX_FLAGS=-Wno-error=restrict >/dev/null
+    cmake --build "$repo/build-bench" --target punctual -j2 >/dev/null
+  fi
+fi
+[[ -x $PUNCTUAL ]] || die "punctual binary not found: $PUNCTUAL"
+
+# ---------------------------------------------------------------- scratch and cleanup
+raw=$(mktemp -d /tmp/punctual-bench.XXXXXX)
+nginx_pid=""
+tcpdump_pid=""
+cleanup() {
+  [[ -n $tcpdump_pid ]] && kill -INT "$tcpdump_pid" 2>/dev/null || true
+  [[ -n $nginx_pid ]] && kill -QUIT "$nginx_pid" 2>/dev/null || true
+  [[ -n $nginx_pid ]] && wait "$nginx_pid" 2>/dev/null || true
+  if [[ ${KEEP_RAW:-0} == 1 ]]; then log "raw outputs kept in $raw"; else rm -rf "$raw"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+url=http://127.0.0.1:$port/
+
+# ---------------------------------------------------------------- nginx
+start_nginx() {
+  mkdir -p "$raw/nginx"
+  sed -e "s|@DIR@|$raw/nginx|g" -e "s|@PORT@|$port|g" "$here/nginx.conf.template" \
+    >"$raw/nginx/nginx.conf"
+  taskset -c "$server_cpu" nginx -p "$raw/nginx" -c "$raw/nginx/nginx.conf" \
+    2>"$raw/nginx/stderr" &
+  nginx_pid=$!
+  local i
+  for i in $(seq 50); do
+    if python3 - "$port" <<'EOF' 2>/dev/null; then return 0; fi
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2)
+s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+sys.exit(0 if s.recv(64).startswith(b"HTTP/1.1 200") else 1)
+EOF
+    kill -0 "$nginx_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$raw/nginx/stderr" >&2 || true
+  die "nginx did not start on 127.0.0.1:$port (port in use?)"
+}
+
+# ---------------------------------------------------------------- runners
+# timed NAME CMD...: runs CMD on the tool CPU under /usr/bin/time; stdout/stderr go to
+# $raw/NAME.out/.err and "elapsed_s user_s sys_s maxrss_kb" to $raw/NAME.time.
+timed() {
+  local name=$1; shift
+  local rc=0
+  timeout $((long_dur + dur + 60)) /usr/bin/time -f '%e %U %S %M' -o "$raw/$name.time" \
+    taskset -c "$tool_cpu" "$@" >"$raw/$name.out" 2>"$raw/$name.err" || rc=$?
+  echo "$rc" >"$raw/$name.rc"
+  # punctual's exit codes 3/4 are verdicts, not failures of the run.
+  if [[ $rc != 0 && $rc != 3 && $rc != 4 ]]; then
+    log "WARNING: $name exited with $rc: $(tail -n 3 "$raw/$name.err" | tr '\n' ' ')"
+  fi
+}
+
+capture_start() {
+  local name=$1
+  # Only client->server segments that carry data: one per request. -B in KiB, large enough
+  # that 20k req/s for the whole run never overflows; the capture process itself runs beside
+  # nginx so it does not take CPU from the tool being measured.
+  taskset -c "$server_cpu" tcpdump -i lo -n -s 128 -B 131072 --time-stamp-precision=nano \
+    -w "$raw/$name.pcap" "tcp dst port $port and tcp[tcpflags] & tcp-push != 0" \
+    2>"$raw/$name.tcpdump" &
+  tcpdump_pid=$!
+  local i
+  for i in $(seq 50); do
+    grep -q 'listening on' "$raw/$name.tcpdump" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  log "WARNING: tcpdump did not start: $(cat "$raw/$name.tcpdump")"
+}
+
+capture_stop() {
+  local name=$1 rate=$2
+  # tcpdump drops what is still in its ring buffer on SIGINT: let it drain first.
+  sleep 1
+  kill -INT "$tcpdump_pid" 2>/dev/null || true
+  wait "$tcpdump_pid" 2>/dev/null || true
+  tcpdump_pid=""
+  python3 "$here/wire_gaps.py" --rate "$rate" --port "$port" --skip-ms 500 \
+    --keep-ms $((dur * 1000 - 1000)) "$raw/$name.pcap" >"$raw/$name.wire.json" ||
+    log "WARNING: no requests found in the $name capture"
+  [[ ${KEEP_RAW:-0} == 1 ]] || rm -f "$raw/$name.pcap"
+}
+
+punctual_run() {  # NAME ARGS...
+  local name=$1; shift
+  timed "$name" "$PUNCTUAL" run "$@" --json "$raw/$name.json" "$url"
+}
+
+h2load_run() {  # NAME
+  # h2load's --rps is per client, so the total is conns1 x rps.
+  timed "$1" h2load --h1 -c "$conns1" -t 1 --rps $((rate1 / conns1)) -D "$dur" "$url"
+}
+
+# ---------------------------------------------------------------- sections
+section1() {
+  log "1/4 CPU per request and precision at $rate1 req/s, $conns1 connections, ${dur}s each"
+  local mode
+  # CPU is measured without the capture: tcpdump's filter runs in the sender's context.
+  for mode in coarse fine spin; do
+    punctual_run "s1_cpu_$mode" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
+  done
+  (( have_h2load )) && h2load_run s1_cpu_h2load
+  (( have_tcpdump )) || return 0
+  for mode in coarse fine spin; do
+    capture_start "s1_wire_$mode"
+    punctual_run "s1_wire_$mode" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
+    capture_stop "s1_wire_$mode" "$rate1"
+  done
+  if (( have_h2load )); then
+    capture_start s1_wire_h2load
+    h2load_run s1_wire_h2load
+    capture_stop s1_wire_h2load "$rate1"
+  fi
+}
+
+# Passes when punctual kept its schedule: send lag p99 < 1 ms, nothing dropped or lost, and
+# (nearly) every planned request sent inside the window.
+keeps_up() {
+  python3 - "$1" <<'EOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(1)
+o = d["outcomes"]
+lag99 = d["latency"]["send_lag"]["percentiles_ns"]["99"]
+ok = (lag99 < 1_000_000 and o["dropped"] == 0 and o["unfinished"] == 0 and o["timeout"] == 0
+      and o["socket_error"] == 0 and d["rates_per_s"]["sent"] >= 0.99 * d["rates_per_s"]["planned"])
+sys.exit(0 if ok else 1)
+EOF
+}
+
+section2() {
+  log "2/4 maximum rate, $conns1 connections, ${dur}s per step"
+  local wrk_rate=0
+  if (( have_wrk )); then
+    timed s2_wrk wrk -t1 -c"$conns1" -d"${dur}s" "$url"
+    wrk_rate=$(awk '/^Requests\/sec:/ {printf "%d", $2}' "$raw/s2_wrk.out")
+  fi
+  [[ -n $wrk_rate && $wrk_rate -gt 0 ]] || wrk_rate=40000
+  # Bisection over [0, 1.5 x wrk's closed-loop rate]: the server on one core bounds both tools.
+  local lo=0 hi=$((wrk_rate * 3 / 2)) step r
+  for step in $(seq "$ladder_steps"); do
+    r=$(((lo + hi) / 2))
+    punctual_run "s2_step${step}_R$r" -t1 -c"$conns1" -R"$r" -d"${dur}s" --max-queue "$max_queue"
+    local verdict=fail
+    if keeps_up "$raw/s2_step${step}_R$r.json"; then lo=$r; verdict=pass; else hi=$r; fi
+    echo "$r $verdict $raw/s2_step${step}_R$r.json" >>"$raw/s2_ladder.txt"
+    log "   -R $r: $verdict"
+  done
+}
+
+section3() {
+  log "3/4 latency floor at $rate3 req/s, $conns3 connections, ${dur}s"
+  punctual_run s3_floor -t1 -c"$conns3" -R"$rate3" -d"${dur}s"
+}
+
+section4() {
+  log "4/4 memory: ${long_dur}s run at $rate3 req/s (the ${dur}s run is section 3's)"
+  punctual_run s4_long -t1 -c"$conns3" -R"$rate3" -d"${long_dur}s"
+}
+
+# ---------------------------------------------------------------- main
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$results_dir"
+out_json=$results_dir/$stamp.json
+cat /proc/loadavg >"$raw/loadavg_start"
+log "punctual: $PUNCTUAL; nginx on CPU $server_cpu, tools on CPU $tool_cpu; quick=$quick"
+start_nginx
+section1
+section2
+section3
+section4
+cat /proc/loadavg >"$raw/loadavg_end"
+
+{
+  echo "nginx: $(nginx -v 2>&1)"
+  (( have_h2load )) && echo "h2load: $(h2load --version 2>&1 | head -n1)"
+  (( have_wrk )) && echo "wrk: $(wrk -v 2>&1 | head -n1)"
+  echo "kernel: $(uname -r)"
+} >"$raw/versions.txt" || true
+
+python3 - "$raw" "$out_json" "$quick" "$dur" "$long_dur" "$rate1" "$conns1" "$rate3" "$conns3" \
+  "$max_queue" "$PUNCTUAL" "$stamp" <<'EOF'
+# Turns the raw outputs into bench/results/<timestamp>.json and the table on stdout.
+# Nothing here is a constant figure: every number comes from a file this run wrote.
+import glob, json, os, re, sys
+
+(raw, out_json, quick, dur, long_dur, rate1, conns1, rate3, conns3,
+ max_queue, punctual, stamp) = sys.argv[1:]
+dur, long_dur, rate1, conns1 = int(dur), int(long_dur), int(rate1), int(conns1)
+rate3, conns3 = int(rate3), int(conns3)
+
+
+def path(name):
+    return os.path.join(raw, name)
+
+
+def load_json(name):
+    try:
+        with open(path(name)) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def read(name):
+    try:
+        with open(path(name)) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def time_of(name):
+    """(elapsed s, user s, sys s, max RSS KiB) from /usr/bin/time -f '%e %U %S %M'."""
+    text = read(name + ".time")
+    if not text:
+        return None
+    fields = text.strip().splitlines()[-1].split()
+    try:
+        e, u, s, m = float(fields[0]), float(fields[1]), float(fields[2]), int(fields[3])
+    except (IndexError, ValueError):
+        return None
+    return {"elapsed_s": e, "user_s": u, "sys_s": s, "max_rss_kib": m}
+
+
+def ratio(a, b):
+    return a / b if a is not None and b not in (None, 0) else None
+
+
+def us(ns):
+    return ns / 1000.0 if ns is not None else None
+
+
+def pct(view, p):
+    return view["percentiles_ns"].get(p) if view else None
+
+
+def punctual_requests(d):
+    o = d["outcomes"]
+    return o["ok"] + o["http_error"] + o["socket_error"] + o["timeout"]
+
+
+def h2load_requests(text):
+    m = re.search(r"requests: \d+ total, \d+ started, (\d+) done", text or "")
+    return int(m.group(1)) if m else None
+
+
+def wire_of(name):
+    w = load_json(name + ".wire.json")
+    if not w:
+        return None
+    dropped = re.search(r"(\d+) packets dropped by kernel", read(name + ".tcpdump") or "")
+    return {
+        "requests": w["requests"],
+        "rate_on_wire_per_s": w["rate_on_wire_per_s"],
+        "abs_gap_error_us": {"50": us(w["abs_gap_error_ns"]["50"]),
+                             "99": us(w["abs_gap_error_ns"]["99"])},
+        "abs_schedule_error_us": {"50": us(w["abs_schedule_error_ns"]["50"]),
+                                  "99": us(w["abs_schedule_error_ns"]["99"])},
+        "burst_share": w["burst_share"],
+        "capture_dropped": int(dropped.group(1)) if dropped else None,
+    }
+
+
+# ---- section 1
+tools = {}
+for mode in ("coarse", "fine", "spin"):
+    d, t = load_json(f"s1_cpu_{mode}.json"), time_of(f"s1_cpu_{mode}")
+    if not d or not t:
+        continue
+    n = punctual_requests(d)
+    workers = d.get("generator", {}).get("workers", [])
+    sleeps = sum(w.get("sleeps", 0) for w in workers)
+    lag = d["latency"]["send_lag"]
+    tools["punctual " + mode] = {
+        "requests": n,
+        "cpu_us_per_request": (t["user_s"] + t["sys_s"]) * 1e6 / n if n else None,
+        "worker_cpu_us_per_request":
+            sum(w.get("cpu_ns", 0) for w in workers) / 1000.0 / n if n and workers else None,
+        "sleeps_per_request": sleeps / n if n else None,
+        "send_lag_us": {"50": us(pct(lag, "50")), "99": us(pct(lag, "99"))},
+        "rate_sent_per_s": d["rates_per_s"]["sent"],
+        "wire": wire_of(f"s1_wire_{mode}"),
+    }
+t = time_of("s1_cpu_h2load")
+n = h2load_requests(read("s1_cpu_h2load.out"))
+if t and n:
+    tools["h2load"] = {
+        "requests": n,
+        "cpu_us_per_request": (t["user_s"] + t["sys_s"]) * 1e6 / n,
+        "rate_sent_per_s": n / dur,
+        "wire": wire_of("s1_wire_h2load"),
+    }
+ref = tools.get("h2load")
+for name, v in tools.items():
+    v["cpu_ratio_to_h2load"] = ratio(v["cpu_us_per_request"], ref and ref["cpu_us_per_request"])
+    for p in ("50", "99"):
+        mine = v["wire"] and v["wire"]["abs_gap_error_us"][p]
+        theirs = ref and ref["wire"] and ref["wire"]["abs_gap_error_us"][p]
+        v[f"wire_error_p{p}_ratio_to_h2load"] = ratio(mine, theirs)
+
+# ---- section 2
+ladder = []
+for line in (read("s2_ladder.txt") or "").splitlines():
+    r, verdict, f = line.split()
+    d = load_json(os.path.basename(f))
+    ladder.append({"rate": int(r), "pass": verdict == "pass",
+                   "send_lag_p99_us": us(pct(d["latency"]["send_lag"], "99")) if d else None,
+                   "queue_wait_p99_us": us(pct(d["latency"]["queue_wait"], "99")) if d else None,
+                   "dropped": d["outcomes"]["dropped"] if d else None,
+                   "rate_sent_per_s": d["rates_per_s"]["sent"] if d else None})
+passed = [s["rate"] for s in ladder if s["pass"]]
+failed = [s["rate"] for s in ladder if not s["pass"]]
+m = re.search(r"Requests/sec:\s+([\d.]+)", read("s2_wrk.out") or "")
+wrk_rate = float(m.group(1)) if m else None
+p_max = max(passed) if passed else None
+max_rate = {
+    "punctual_max_open_rate": p_max,
+    "lowest_failed_rate": min(failed) if failed else None,
+    "wrk_closed_loop_rate": wrk_rate,
+    "ratio_to_wrk": ratio(p_max, wrk_rate),
+    "ladder": ladder,
+}
+
+# ---- sections 3 and 4
+d3, t3 = load_json("s3_floor.json"), time_of("s3_floor")
+floor = None
+if d3:
+    rt, st = d3["latency"]["response_time"], d3["latency"]["service_time"]
+    rt50, rt99, st50 = us(pct(rt, "50")), us(pct(rt, "99")), us(pct(st, "50"))
+    floor = {"response_time_us": {"50": rt50, "99": rt99},
+             "service_time_us": {"50": st50, "99": us(pct(st, "99"))},
+             "send_lag_us": {"50": us(pct(d3["latency"]["send_lag"], "50")),
+                             "99": us(pct(d3["latency"]["send_lag"], "99"))},
+             "response_over_service_p50": ratio(rt50, st50),
+             "target_p50_within_2x_service": (rt50 <= 2 * st50) if rt50 and st50 else None,
+             "target_p99_under_1ms": (rt99 < 1000.0) if rt99 is not None else None,
+             "precision": d3["model"].get("precision")}
+t4 = time_of("s4_long")
+memory = {"short_run_s": dur, "long_run_s": long_dur,
+          "max_rss_kib_short": t3 and t3["max_rss_kib"],
+          "max_rss_kib_long": t4 and t4["max_rss_kib"],
+          "ratio_long_to_short": ratio(t4 and t4["max_rss_kib"], t3 and t3["max_rss_kib"])}
+
+result = {
+    "bench": {"timestamp": stamp, "quick": quick == "1", "duration_s": dur,
+              "long_duration_s": long_dur, "punctual": punctual,
+              "versions": (read("versions.txt") or "").strip().splitlines(),
+              "nproc": os.cpu_count(),
+              "loadavg_start": (read("loadavg_start") or "").split()[:3],
+              "loadavg_end": (read("loadavg_end") or "").split()[:3]},
+    "cpu_and_precision": {"rate": rate1, "connections": conns1, "reference": "h2load",
+                          "tools": tools},
+    "max_rate": dict(max_rate, connections=conns1, max_queue=int(max_queue)),
+    "latency_floor": dict(floor or {}, rate=rate3, connections=conns3),
+    "memory": memory,
+}
+with open(out_json, "w") as f:
+    json.dump(result, f, indent=1)
+
+
+def fmt(v, spec=".1f", none="-"):
+    return none if v is None else format(v, spec)
+
+
+print(f"\npunctual bench {stamp} ({'QUICK' if quick == '1' else 'full'}; runs of {dur}s; "
+      f"load average at start {' '.join(result['bench']['loadavg_start'])})")
+print(f"\n1. {rate1} req/s, {conns1} connections: CPU per request and send precision "
+      "(ratios against h2load)")
+hdr = (f"{'tool':16} {'CPU us/req':>10} {'x h2load':>8} {'worker us/req':>13} "
+       f"{'sleeps/req':>10} {'sent/s':>8}")
+print(hdr)
+print("-" * len(hdr))
+for name, v in tools.items():
+    print(f"{name:16} {fmt(v['cpu_us_per_request'], '.2f'):>10} "
+          f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} "
+          f"{fmt(v.get('worker_cpu_us_per_request'), '.2f'):>13} "
+          f"{fmt(v.get('sleeps_per_request'), '.3f'):>10} {fmt(v['rate_sent_per_s'], '.0f'):>8}")
+print()
+hdr = (f"{'tool':16} {'send_lag p50':>12} {'p99':>8} | {'wire |gap-ideal| p50':>20} {'p99':>8} "
+       f"{'x h2load p50':>12} {'p99':>6} | {'wire sched p50':>14} {'p99':>8} {'bursts':>6}")
+print(hdr)
+print("-" * len(hdr))
+for name, v in tools.items():
+    w = v["wire"] or {}
+    err = w.get("abs_gap_error_us", {})
+    sched = w.get("abs_schedule_error_us", {})
+    lag = v.get("send_lag_us", {})
+    burst = w.get("burst_share")
+    print(f"{name:16} {fmt(lag.get('50')):>12} {fmt(lag.get('99')):>8} | "
+          f"{fmt(err.get('50')):>20} {fmt(err.get('99')):>8} "
+          f"{fmt(v['wire_error_p50_ratio_to_h2load'], '.2f'):>12} "
+          f"{fmt(v['wire_error_p99_ratio_to_h2load'], '.2f'):>6} | "
+          f"{fmt(sched.get('50')):>14} {fmt(sched.get('99')):>8} "
+          f"{fmt(None if burst is None else 100 * burst, '.0f'):>5}%")
+print(f"   (us. send_lag: punctual's own view. wire: requests seen on lo; |gap-ideal| against "
+      f"the ideal gap of {1e6 / rate1:.0f} us;\n    sched: distance from an ideal grid at the "
+      "nominal rate, constant offset removed; bursts: share of gaps under 10 us)")
+print(f"\n2. maximum rate, {conns1} connections: punctual open loop (send lag p99 < 1 ms, "
+      f"no drops, queue <= {max_queue}) vs wrk closed loop")
+print("   ladder: " + ", ".join(f"{s['rate']} {'pass' if s['pass'] else 'FAIL'}"
+                                f" (lag p99 {fmt(s['send_lag_p99_us'])} us)" for s in ladder))
+if p_max is None and ladder:
+    print(f"   no step passed; the lowest tried was {min(failed)} req/s")
+print(f"   punctual {fmt(p_max, '.0f')} req/s, wrk {fmt(wrk_rate, '.0f')} req/s, "
+      f"ratio {fmt(max_rate['ratio_to_wrk'], '.2f')}")
+if floor:
+    print(f"\n3. latency floor at {rate3} req/s, {conns3} connections ({floor['precision']})")
+    print(f"   response time p50 {fmt(floor['response_time_us']['50'])} us, "
+          f"p99 {fmt(floor['response_time_us']['99'])} us; service time p50 "
+          f"{fmt(floor['service_time_us']['50'])} us; p50 ratio "
+          f"{fmt(floor['response_over_service_p50'], '.2f')} "
+          f"(target <= 2: {floor['target_p50_within_2x_service']}); "
+          f"p99 < 1 ms: {floor['target_p99_under_1ms']}")
+print(f"\n4. memory at {rate3} req/s: max RSS {fmt(memory['max_rss_kib_long'], 'd')} KiB after "
+      f"{long_dur}s vs {fmt(memory['max_rss_kib_short'], 'd')} KiB after {dur}s, ratio "
+      f"{fmt(memory['ratio_long_to_short'], '.2f')}\n")
+EOF
+log "results written to $out_json"

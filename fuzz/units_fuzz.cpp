@@ -1,0 +1,69 @@
+// The command-line value parsers on arbitrary text. The first byte picks the parser. Each
+// try_ variant must agree with its throwing twin, and every accepted value must be in range.
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "cli/command.hpp"
+#include "cli/units.hpp"
+
+namespace {
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+void fuzz_duration(std::string_view text) {
+  const auto value = punctual::cli::try_parse_duration(text);
+  try {
+    const auto thrown = punctual::cli::parse_duration("--duration", text);
+    check(value && *value == thrown);
+  } catch (const punctual::cli::usage_error& e) {
+    check(!value);
+    check(std::string_view{e.what()}.substr(0, 12) == "--duration: ");
+  }
+  if (!value) return;
+  check(value->count() >= 0);
+  check(*value <= std::chrono::hours{24 * 100});
+  // Whole nanoseconds print and parse back exactly.
+  check(punctual::cli::try_parse_duration(std::to_string(value->count()) + "ns") == value);
+}
+
+void fuzz_rate(std::string_view text) {
+  const auto value = punctual::cli::try_parse_rate(text);
+  try {
+    const double thrown = punctual::cli::parse_rate("--rate", text);
+    check(value && *value == thrown);
+  } catch (const punctual::cli::usage_error&) {
+    check(!value);
+  }
+  if (value) check(std::isfinite(*value) && *value > 0 && *value <= 1e9);
+}
+
+void fuzz_status(std::string_view text) {
+  const auto ranges = punctual::cli::try_parse_status_ranges(text);
+  try {
+    const auto thrown = punctual::cli::parse_status_ranges("--expect-status", text);
+    check(ranges && ranges->size() == thrown.size());
+  } catch (const punctual::cli::usage_error&) {
+    check(!ranges);
+  }
+  if (!ranges) return;
+  check(!ranges->empty());
+  for (const auto& r : *ranges) check(r.low >= 100 && r.low <= r.high && r.high <= 599);
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1) return 0;
+  const std::string_view text{reinterpret_cast<const char*>(data + 1), size - 1};
+  switch (data[0] % 3) {
+    case 0: fuzz_duration(text); break;
+    case 1: fuzz_rate(text); break;
+    default: fuzz_status(text); break;
+  }
+  return 0;
+}

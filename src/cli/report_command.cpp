@@ -1,0 +1,151 @@
+// `punctual report FILE.hlog`: the merged percentile summary of one stream of an interval log,
+// as Java's HistogramLogProcessor would compute it, plus optional .hgrm and JSON outputs.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/atomic_file.hpp"
+#include "cli/command.hpp"
+#include "punctual/histogram/interval_log.hpp"
+#include "punctual/histogram/log_merge.hpp"
+#include "punctual/histogram/percentile_text.hpp"
+
+namespace punctual::cli {
+
+namespace {
+
+struct report_options {
+  std::string file;
+  std::string tag;
+  std::string hgrm_out;
+  std::string json_out;
+  double unit_ratio = 1e6;
+};
+
+struct percentile_point {
+  const char* label;  // text and JSON key
+  double percentile;
+};
+
+constexpr percentile_point summary_points[] = {
+    {"50", 50.0}, {"90", 90.0}, {"99", 99.0}, {"99.9", 99.9}, {"99.99", 99.99}, {"100", 100.0}};
+
+struct stream_summary {
+  hdr::histogram merged;
+  std::size_t intervals = 0;
+  double start_unix_s = 0;
+  double end_unix_s = 0;
+};
+
+std::string tag_name(const std::string& tag) { return tag.empty() ? "untagged" : "tag " + tag; }
+
+stream_summary summarise(const report_options& o) {
+  const auto read = hdr::read_interval_log_file(o.file);
+  if (!read) throw usage_error(read.error_line > 0 ? o.file + ": " + read.error : read.error);
+  const auto& intervals = read.log->intervals;
+  auto merged = hdr::sum_intervals(intervals, o.tag);
+  if (!merged) {
+    std::set<std::string> present;
+    for (const auto& iv : intervals) present.insert(iv.tag.empty() ? "(untagged)" : iv.tag);
+    std::string list;
+    for (const auto& t : present) list += (list.empty() ? "" : ", ") + t;
+    throw usage_error(fmt::format("{}: no {} intervals (present: {})", o.file,
+                                  o.tag.empty() ? "untagged" : "'Tag=" + o.tag + "'",
+                                  list.empty() ? "none" : list));
+  }
+  stream_summary s{std::move(*merged)};
+  for (const auto& iv : intervals) {
+    if (iv.tag != o.tag) continue;
+    const double end = iv.start_unix_seconds + iv.length_seconds;
+    s.start_unix_s = s.intervals == 0 ? iv.start_unix_seconds
+                                      : std::min(s.start_unix_s, iv.start_unix_seconds);
+    s.end_unix_s = s.intervals == 0 ? end : std::max(s.end_unix_s, end);
+    ++s.intervals;
+  }
+  return s;
+}
+
+std::string scaled(const report_options& o, const hdr::histogram& h, double value) {
+  return hdr::java_fixed(value / o.unit_ratio, h.params().significant_digits);
+}
+
+void write_text(std::ostream& out, const report_options& o, const stream_summary& s) {
+  const hdr::histogram& h = s.merged;
+  out << fmt::format("{}: {}, {} intervals, {} .. {} ({} s)\n", o.file, tag_name(o.tag),
+                     s.intervals, hdr::java_fixed(s.start_unix_s, 3),
+                     hdr::java_fixed(s.end_unix_s, 3),
+                     hdr::java_fixed(s.end_unix_s - s.start_unix_s, 3));
+  out << fmt::format("values / {} (unit ratio)\n", hdr::java_fixed(o.unit_ratio, 0));
+  const auto row = [&](std::string_view name, const std::string& value) {
+    out << fmt::format("  {:<8} {:>14}\n", name, value);
+  };
+  row("count", std::to_string(h.total_count()));
+  row("min", scaled(o, h, static_cast<double>(h.min())));
+  row("mean", scaled(o, h, h.mean()));
+  for (const auto& p : summary_points) {
+    if (p.percentile == 100.0) continue;
+    row(std::string("p") + p.label, scaled(o, h, static_cast<double>(h.value_at_percentile(p.percentile))));
+  }
+  row("max", scaled(o, h, static_cast<double>(h.max())));
+  if (h.over_range_count() > 0) row("over range", std::to_string(h.over_range_count()));
+}
+
+std::string json_text(const report_options& o, const stream_summary& s) {
+  const hdr::histogram& h = s.merged;
+  nlohmann::ordered_json j;
+  j["tag"] = o.tag.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.tag);
+  j["count"] = h.total_count();
+  j["min"] = h.min();
+  j["max"] = h.max();
+  j["mean"] = h.mean();
+  j["stddev"] = h.stddev();
+  auto& percentiles = j["percentiles"];
+  for (const auto& p : summary_points) percentiles[p.label] = h.value_at_percentile(p.percentile);
+  j["over_range"] = h.over_range_count();
+  j["intervals"] = s.intervals;
+  j["start_unix_s"] = s.start_unix_s;
+  j["end_unix_s"] = s.end_unix_s;
+  // Values above are in the log's recorded unit; the ratio only scales the text and .hgrm.
+  j["unit_ratio"] = o.unit_ratio;
+  return j.dump(2) + "\n";
+}
+
+int report(const report_options& o) {
+  const stream_summary s = summarise(o);
+  const bool json_to_stdout = o.json_out == "-";
+  write_text(json_to_stdout ? std::cerr : std::cout, o, s);
+  if (!o.hgrm_out.empty()) {
+    write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(s.merged, {5, o.unit_ratio, false}));
+  }
+  if (json_to_stdout) {
+    std::cout << json_text(o, s) << std::flush;
+  } else if (!o.json_out.empty()) {
+    write_file_atomically(o.json_out, json_text(o, s));
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand(
+      "report", "summarise one stream of an HdrHistogram interval log (.hlog), as Java's "
+                "HistogramLogProcessor does");
+  auto options = std::make_shared<report_options>();
+  cmd->add_option("file", options->file, "interval log to read")->required();
+  cmd->add_option("--tag", options->tag, "stream to summarise (default: the untagged one)");
+  cmd->add_option("--hgrm", options->hgrm_out, "write the percentile distribution (.hgrm) here");
+  cmd->add_option("--json", options->json_out, "write a JSON summary here ('-' for stdout)");
+  cmd->add_option("--unit-ratio", options->unit_ratio,
+                  "divide values by this for text and .hgrm (default 1e6: ns -> ms)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([options, &chosen] { chosen = [options] { return report(*options); }; });
+}
+
+}  // namespace punctual::cli

@@ -1,0 +1,149 @@
+// `punctual serve`: runs the stalling test server until --duration ends or SIGINT/SIGTERM.
+#include <pthread.h>
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "cli/command.hpp"
+#include "cli/units.hpp"
+#include "server/server.hpp"
+
+namespace punctual::cli {
+
+namespace {
+
+using std::chrono::nanoseconds;
+
+struct serve_options {
+  server::server_config config;
+  std::string service_text;
+  std::string stall_text;
+  std::string stall_at_text;
+  std::string duration_text;
+};
+
+void parse_service_time(const std::string& text, server::server_config& config) {
+  std::string_view value = text;
+  if (value.substr(0, 4) == "exp:") {
+    config.service = server::service_distribution::exponential;
+    value.remove_prefix(4);
+  }
+  config.service_time = parse_duration("--service-time", value);
+}
+
+// "2s/10s": the last 2 s of every 10 s.
+void parse_stall(const std::string& text, server::server_config& config) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) {
+    throw usage_error("--stall: expected LEN/PERIOD such as 2s/10s, got '" + text + "'");
+  }
+  config.stall_length = parse_duration("--stall", std::string_view(text).substr(0, slash));
+  config.stall_period = parse_duration("--stall", std::string_view(text).substr(slash + 1));
+  if (config.stall_length.count() <= 0 || config.stall_period <= config.stall_length) {
+    throw usage_error("--stall: need 0 < LEN < PERIOD, got '" + text + "'");
+  }
+}
+
+// "3s:1s,7s:500ms": windows START:LENGTH from server start.
+void parse_stall_at(const std::string& text, server::server_config& config) {
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+    const auto colon = item.find(':');
+    if (colon == std::string_view::npos) {
+      throw usage_error("--stall-at: expected START:LENGTH[,...] such as 3s:1s, got '" + text +
+                        "'");
+    }
+    server::stall_window w;
+    w.start = parse_duration("--stall-at", item.substr(0, colon));
+    w.length = parse_duration("--stall-at", item.substr(colon + 1));
+    if (w.length.count() <= 0) throw usage_error("--stall-at: a window needs a length > 0");
+    config.stall_at.push_back(w);
+  }
+}
+
+server::server_config finish_config(serve_options& o) {
+  if (!o.service_text.empty()) parse_service_time(o.service_text, o.config);
+  if (!o.stall_text.empty()) parse_stall(o.stall_text, o.config);
+  if (!o.stall_at_text.empty()) parse_stall_at(o.stall_at_text, o.config);
+  if (!o.duration_text.empty()) {
+    o.config.duration = parse_duration("--duration", o.duration_text);
+    if (o.config.duration.count() <= 0) throw usage_error("--duration: must be > 0");
+  }
+  return o.config;
+}
+
+// Signals are taken synchronously (sigtimedwait) so stopping runs in a normal thread context.
+int serve(serve_options& options) {
+  const server::server_config config = finish_config(options);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  // Blocked before the threads start, so they inherit the mask and only this thread takes them.
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::unique_ptr<server::server> srv;
+  try {
+    srv = std::make_unique<server::server>(config);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+  try {
+    srv->start();
+  } catch (const std::runtime_error& e) {
+    throw run_error(e.what());
+  }
+  std::printf("listening on %s\n", srv->address().c_str());
+  std::fflush(stdout);
+  bool interrupted = false;
+  const timespec poll{0, 50'000'000};
+  while (!srv->wait_for(nanoseconds{0})) {
+    if (sigtimedwait(&stop_signals, nullptr, &poll) > 0) {
+      interrupted = true;
+      srv->stop();
+    }
+  }
+  srv->wait();
+  return interrupted ? exit_interrupted : exit_ok;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, command_runner& chosen) {
+  auto options = std::make_shared<serve_options>();
+  auto& c = options->config;
+  CLI::App* cmd = app.add_subcommand("serve", "run the stalling HTTP test server");
+  cmd->add_option("--host", c.host, "address to listen on (127.0.0.1, ::1, ...)")
+      ->capture_default_str();
+  c.port = 8080;
+  cmd->add_option("--port", c.port, "port; 0 picks a free one (printed on stdout)")
+      ->capture_default_str();
+  cmd->add_option("--threads", c.threads, "event-loop threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--service-time", options->service_text,
+                  "delay before each response: fixed (200us) or exponential (exp:200us)");
+  cmd->add_option("--seed", c.seed, "seed of exponential service times")->capture_default_str();
+  cmd->add_option("--body-size", c.body_size, "bytes of the response body")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{64} << 20))
+      ->capture_default_str();
+  cmd->add_option("--stall", options->stall_text,
+                  "LEN/PERIOD: stop answering for the last LEN of every PERIOD (e.g. 2s/10s)");
+  cmd->add_option("--stall-at", options->stall_at_text,
+                  "START:LEN,...: stall windows from server start (e.g. 3s:1s,7s:500ms)");
+  cmd->add_option("--stall-log", c.stall_log_path, "write one JSON line per stall taken");
+  cmd->add_option("--arrival-log", c.arrival_log_path,
+                  "write '<arrival_mono_ns> <answered_mono_ns>' per request at exit");
+  cmd->add_option("--duration", options->duration_text, "stop by itself after this long");
+  cmd->callback([options, &chosen] { chosen = [options] { return serve(*options); }; });
+}
+
+}  // namespace punctual::cli

@@ -1,0 +1,48 @@
+// Options of `punctual serve`, the stalling test server. Durations are offsets from the
+// instant the server starts (its monotonic origin), so a stall plan is reproducible.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace punctual::server {
+
+// One window [start, start + length) measured from server start.
+struct stall_window {
+  std::chrono::nanoseconds start{0};
+  std::chrono::nanoseconds length{0};
+
+  std::chrono::nanoseconds end() const { return start + length; }
+  friend bool operator==(const stall_window&, const stall_window&) = default;
+};
+
+enum class service_distribution { fixed, exponential };
+
+struct server_config {
+  std::string host = "127.0.0.1";  // "127.0.0.1", "::1", "localhost" or any numeric address
+  std::uint16_t port = 0;          // 0 picks a free port; start() returns the bound one
+  int threads = 1;                 // one epoll loop per thread
+
+  // Delay before a response is due (arrival + service time); not CPU burn.
+  std::chrono::nanoseconds service_time{0};
+  service_distribution service = service_distribution::fixed;  // exponential: mean service_time
+  std::uint64_t seed = 1;
+
+  std::size_t body_size = 3;  // bytes of the 200 body; 3 is "ok\n"
+
+  // Periodic stall: the last stall_length of every stall_period (both 0 = none).
+  std::chrono::nanoseconds stall_length{0};
+  std::chrono::nanoseconds stall_period{0};
+  // Explicit windows (may be combined with the periodic ones; overlaps merge).
+  std::vector<stall_window> stall_at;
+
+  std::string stall_log_path;    // empty = no stall log
+  std::string arrival_log_path;  // empty = no arrival log
+
+  std::chrono::nanoseconds duration{0};  // 0 = run until stop()
+};
+
+}  // namespace punctual::server

@@ -1,0 +1,36 @@
+// Service-time draws for the test server: fixed, or exponential with a given mean from a
+// seeded xoshiro256** (seeded through SplitMix64), so a seed reproduces the same delays.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+
+#include "server/server_config.hpp"
+
+namespace punctual::server {
+
+class xoshiro256ss {
+ public:
+  explicit xoshiro256ss(std::uint64_t seed);
+  std::uint64_t next();
+  // Uniform in [0, 1) with 53 random bits.
+  double next_unit();
+
+ private:
+  std::array<std::uint64_t, 4> s_{};
+};
+
+class service_sampler {
+ public:
+  // `stream` separates the draws of each server thread.
+  service_sampler(const server_config& config, std::uint64_t stream);
+  std::chrono::nanoseconds next();
+
+ private:
+  std::chrono::nanoseconds mean_;
+  bool exponential_;
+  xoshiro256ss rng_;
+};
+
+}  // namespace punctual::server

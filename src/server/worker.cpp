@@ -1,0 +1,222 @@
+#include "server/worker.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace punctual::server {
+
+using std::chrono::nanoseconds;
+
+namespace {
+
+constexpr std::uint64_t listen_tag = ~std::uint64_t{0} - 1;
+constexpr std::uint64_t wake_tag = ~std::uint64_t{0};
+constexpr int max_events = 64;
+
+nanoseconds mono_now() {
+  return std::chrono::duration_cast<nanoseconds>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
+
+std::uint64_t tag_of(std::uint32_t slot, std::uint32_t generation) {
+  return (std::uint64_t{generation} << 32) | slot;
+}
+
+void fail(const char* what) {
+  throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+worker::worker(int index, const server_config& config, int listen_fd, const stall_gate& gate,
+               const response_set& responses)
+    : gate_(gate),
+      responses_(responses),
+      listen_fd_(listen_fd),
+      service_(config, static_cast<std::uint64_t>(index)),
+      recorder_(!config.arrival_log_path.empty()),
+      read_buffer_(64 * 1024) {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) fail("epoll_create1");
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) fail("eventfd");
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = wake_tag;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev) != 0) fail("epoll_ctl");
+  ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+  ev.data.u64 = listen_tag;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev) != 0) fail("epoll_ctl");
+}
+
+worker::~worker() {
+  for (auto& c : slots_) {
+    if (c) ::close(c->fd());
+  }
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+void worker::wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
+}
+
+void worker::request_stop() {
+  stop_.store(true);
+  wake();
+}
+
+void worker::run() {
+  // Timer slack would add up to 50 us to every due time.
+  ::prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+  while (!stop_.load(std::memory_order_acquire)) {
+    wait_for_events();
+    flush_due();
+  }
+  for (std::uint32_t slot = 0; slot < slots_.size(); ++slot) {
+    if (slots_[slot]) close_connection(slot);
+  }
+}
+
+void worker::wait_for_events() {
+  timespec ts{};
+  timespec* timeout = nullptr;
+  // While the gate is closed nothing may be written, so only a wake-up (gate opened) or I/O
+  // is worth waking for.
+  if (!gate_.closed() && !ready_.empty()) {
+    timeout = &ts;
+  } else if (!gate_.closed() && !due_.empty()) {
+    const auto left = std::max(nanoseconds{0}, due_.top().due - mono_now());
+    ts.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000);
+    ts.tv_nsec = static_cast<long>(left.count() % 1'000'000'000);
+    timeout = &ts;
+  }
+  epoll_event events[max_events];
+  const int n = ::epoll_pwait2(epoll_fd_, events, max_events, timeout, nullptr);
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t tag = events[i].data.u64;
+    if (tag == wake_tag) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const ssize_t r = ::read(wake_fd_, &count, sizeof count);
+    } else if (tag == listen_tag) {
+      accept_all();
+    } else {
+      const auto slot = static_cast<std::uint32_t>(tag);
+      const auto generation = static_cast<std::uint32_t>(tag >> 32);
+      if (slot < slots_.size() && slots_[slot] && slots_[slot]->generation() == generation) {
+        on_connection_event(slot, events[i].events);
+      }
+    }
+  }
+}
+
+void worker::accept_all() {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN, or out of descriptors: try again on the next event
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    std::uint32_t slot = 0;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(slots_.size());
+      slots_.emplace_back();
+    }
+    const std::uint32_t generation = next_generation_++;
+    slots_[slot] = std::make_unique<connection>(fd, generation);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ev.data.u64 = tag_of(slot, generation);
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) close_connection(slot);
+  }
+}
+
+void worker::on_connection_event(std::uint32_t slot, std::uint32_t events) {
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) read_all(slot);
+  if (slots_[slot] && (events & EPOLLOUT)) mark_ready(slot);
+}
+
+void worker::read_all(std::uint32_t slot) {
+  connection& conn = *slots_[slot];
+  while (!conn.reading_closed()) {
+    const ssize_t n = ::recv(conn.fd(), read_buffer_.data(), read_buffer_.size(), 0);
+    if (n > 0) {
+      // The head is complete when the bytes that complete it have been read.
+      const nanoseconds arrival = mono_now();
+      const std::string_view data(read_buffer_.data(), static_cast<std::size_t>(n));
+      if (conn.on_bytes(data, arrival, service_)) {
+        due_.push({conn.next_due(), slot, conn.generation()});
+      }
+      if (static_cast<std::size_t>(n) < read_buffer_.size()) return;
+    } else if (n == 0) {
+      conn.on_peer_closed();
+      mark_ready(slot);
+      return;
+    } else if (errno == EINTR) {
+      continue;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return;
+    } else {
+      close_connection(slot);
+      return;
+    }
+  }
+}
+
+void worker::mark_ready(std::uint32_t slot) {
+  connection& conn = *slots_[slot];
+  if (conn.in_ready) return;
+  conn.in_ready = true;
+  ready_.push_back(slot);
+}
+
+void worker::flush_due() {
+  if (due_.empty() && ready_.empty()) return;
+  if (!stall_gate::begin_write(gate_, writer_)) return;
+  if (stop_.load()) {  // checked after the gate: a stall cut short by stop() stays silent
+    stall_gate::end_write(writer_);
+    return;
+  }
+  const nanoseconds now = mono_now();  // read after the gate check: see stall_gate.hpp
+  while (!due_.empty() && due_.top().due <= now) {
+    const due_entry e = due_.top();
+    due_.pop();
+    if (slots_[e.slot] && slots_[e.slot]->generation() == e.generation) mark_ready(e.slot);
+  }
+  flushing_.swap(ready_);
+  for (const std::uint32_t slot : flushing_) {
+    if (!slots_[slot]) continue;
+    connection& conn = *slots_[slot];
+    conn.in_ready = false;
+    if (conn.flush(now, responses_, recorder_) == connection::status::close) {
+      close_connection(slot);
+    } else if (conn.has_pending()) {
+      due_.push({conn.next_due(), slot, conn.generation()});
+    }
+  }
+  flushing_.clear();
+  stall_gate::end_write(writer_);
+}
+
+void worker::close_connection(std::uint32_t slot) {
+  connection& conn = *slots_[slot];
+  conn.abandon(recorder_);
+  ::close(conn.fd());
+  slots_[slot].reset();
+  free_slots_.push_back(slot);
+}
+
+}  // namespace punctual::server

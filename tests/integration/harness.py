@@ -1,0 +1,470 @@
+"""Shared helpers for punctual's integration tests (stdlib only).
+
+Every server started here listens on 127.0.0.1 only, every subprocess has a
+timeout, and every server is stopped by the context manager that started it,
+so a failing check never leaves load running on the machine.
+"""
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+NGINX = "/usr/sbin/nginx"
+HELLO_BODY = b"hello\n"
+# A body of known length, served chunked (see the /chunked location).
+CHUNKED_BODY = (b"chunk-line-0123456789abcdef\n" * 300)
+
+
+def free_port():
+    """A loopback port that was free a moment ago (good enough for tests)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def closed_port():
+    """A loopback port with nothing listening on it: connects are refused."""
+    return free_port()
+
+
+# ---------------------------------------------------------------------------
+# Test bookkeeping
+
+class Checks:
+    """Collects named test cases; each case is a function that raises on failure."""
+
+    def __init__(self, name):
+        self.name = name
+        self.passed = 0
+        self.failed = 0
+        self.failures = []
+
+    def run(self, case_name, fn, *args, **kwargs):
+        started = time.monotonic()
+        try:
+            fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - a test case may fail in any way
+            self.failed += 1
+            self.failures.append((case_name, exc))
+            print(f"FAIL {case_name} ({time.monotonic() - started:.1f} s): {exc}", flush=True)
+            if not isinstance(exc, AssertionError):
+                traceback.print_exc()
+        else:
+            self.passed += 1
+            print(f"ok   {case_name} ({time.monotonic() - started:.1f} s)", flush=True)
+
+    def finish(self):
+        """Prints the summary line CTest expects and exits with the right status."""
+        print(f"{self.passed} passed, {self.failed} failed", flush=True)
+        sys.exit(1 if self.failed else 0)
+
+
+def check(cond, message):
+    if not cond:
+        raise AssertionError(message)
+
+
+def check_eq(actual, expected, what):
+    if actual != expected:
+        raise AssertionError(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+# ---------------------------------------------------------------------------
+# nginx
+
+NGINX_CONF = """\
+user root;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/client_body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    default_type text/plain;
+    gzip off;
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;
+    server {{
+        listen 127.0.0.1:{port};
+        location = / {{
+            return 200 "hello\\n";
+        }}
+        # sub_filter rewrites the body, so nginx cannot know its length
+        # up front and must answer with Transfer-Encoding: chunked.
+        location = /chunked {{
+            root {tmp}/www;
+            default_type text/html;
+            try_files /chunked.txt =404;
+            sub_filter_types *;
+            sub_filter "0123456789" "0123456789";
+            sub_filter_once off;
+            chunked_transfer_encoding on;
+        }}
+        location = /nginx_status {{
+            stub_status;
+        }}
+        location = /close {{
+            keepalive_timeout 0;
+            return 200 "hello\\n";
+        }}
+    }}
+}}
+"""
+
+
+class Nginx:
+    def __init__(self, tmp, port, proc):
+        self.tmp = tmp
+        self.port = port
+        self.proc = proc
+
+    def url(self, path="/"):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def accepts(self):
+        """nginx's count of accepted connections so far (stub_status)."""
+        _, body = raw_get(self.port, "/nginx_status")
+        m = re.search(rb"\n\s*(\d+)\s+(\d+)\s+(\d+)", body)
+        if not m:
+            raise AssertionError(f"cannot parse stub_status: {body!r}")
+        return int(m.group(1))
+
+    def error_log(self):
+        try:
+            with open(os.path.join(self.tmp, "error.log"), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def wait_for_port(port, proc, timeout_s=5.0):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early with code {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listening on 127.0.0.1:{port} after {timeout_s} s")
+
+
+@contextlib.contextmanager
+def nginx_server():
+    """Starts nginx in the foreground on a free loopback port; yields an Nginx."""
+    tmp = tempfile.mkdtemp(prefix="punctual-nginx-")
+    os.makedirs(os.path.join(tmp, "www"))
+    with open(os.path.join(tmp, "www", "chunked.txt"), "wb") as f:
+        f.write(CHUNKED_BODY)
+    proc = None
+    try:
+        for _ in range(5):  # the free port may be taken between probe and bind
+            port = free_port()
+            with open(os.path.join(tmp, "nginx.conf"), "w", encoding="utf-8") as f:
+                f.write(NGINX_CONF.format(tmp=tmp, port=port))
+            proc = subprocess.Popen(
+                [NGINX, "-p", tmp, "-c", "nginx.conf", "-g", "daemon off;"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                wait_for_port(port, proc)
+                break
+            except RuntimeError:
+                stop_process(proc)
+                proc = None
+        if proc is None:
+            log = Nginx(tmp, 0, None).error_log()
+            raise RuntimeError(f"could not start nginx on a free port; error.log: {log[-500:]!r}")
+        yield Nginx(tmp, port, proc)
+    finally:
+        if proc is not None:
+            # SIGQUIT is nginx's graceful stop; SIGTERM is fast stop, which we want.
+            stop_process(proc)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def stop_process(proc, timeout_s=5.0):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=timeout_s)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+# ---------------------------------------------------------------------------
+# punctual serve
+
+class Serve:
+    def __init__(self, port, proc):
+        self.port = port
+        self.proc = proc
+
+    def url(self, path="/"):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+
+@contextlib.contextmanager
+def punctual_serve(binary, *args, startup_timeout_s=5.0):
+    """Runs `punctual serve --port 0 ARGS`, waits for its `listening on` line."""
+    cmd = [binary, "serve", "--port", "0", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = read_listening_port(proc, startup_timeout_s)
+        yield Serve(port, proc)
+    finally:
+        stop_process(proc)
+
+
+def read_listening_port(proc, timeout_s):
+    """Reads lines from stdout (then stderr) until `listening on 127.0.0.1:PORT`."""
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout_s
+    seen = []
+    try:
+        while time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=max(0.0, deadline - time.monotonic())):
+                line = key.fileobj.readline()
+                if not line:
+                    sel.unregister(key.fileobj)
+                    continue
+                seen.append(line)
+                m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+                if m:
+                    return int(m.group(1))
+            if proc.poll() is not None:
+                break
+    finally:
+        sel.close()
+    raise RuntimeError(f"punctual serve did not report its port; output: {''.join(seen)!r}")
+
+
+# ---------------------------------------------------------------------------
+# punctual run
+
+class Result:
+    def __init__(self, cmd, returncode, stdout, stderr, wall_s, report):
+        self.cmd = cmd
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.wall_s = wall_s
+        self.report = report
+
+    def describe(self):
+        return (f"command {' '.join(self.cmd)} exited {self.returncode} after {self.wall_s:.2f} s\n"
+                f"--- stdout (tail)\n{self.stdout[-1500:]}\n--- stderr (tail)\n{self.stderr[-1500:]}")
+
+
+def run_punctual(binary, args, timeout_s=30.0, json_report=True):
+    """Runs `punctual run ARGS [--json TMP]`; parses the JSON report if one was written."""
+    tmpdir = tempfile.mkdtemp(prefix="punctual-run-")
+    try:
+        json_path = os.path.join(tmpdir, "report.json")
+        cmd = [binary, "run", *args]
+        if json_report:
+            cmd += ["--json", json_path]
+        started = time.monotonic()
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        wall_s = time.monotonic() - started
+        report = None
+        if json_report and os.path.exists(json_path):
+            with open(json_path, encoding="utf-8") as f:
+                report = json.load(f)
+        return Result(cmd, proc.returncode, proc.stdout, proc.stderr, wall_s, report)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def require_report(result, expected_code=0):
+    """The run exited as expected and wrote a JSON report; returns the report."""
+    if result.returncode != expected_code:
+        raise AssertionError(f"expected exit {expected_code}\n{result.describe()}")
+    if result.report is None:
+        raise AssertionError(f"no JSON report written\n{result.describe()}")
+    return result.report
+
+
+OUTCOMES = ("ok", "http_error", "socket_error", "timeout", "dropped", "unfinished")
+
+
+def assert_denominator(report):
+    """planned == sum(outcomes), and response_time.count == planned - dropped."""
+    planned = report["schedule"]["planned"]
+    outcomes = report["outcomes"]
+    for key in OUTCOMES:
+        check(key in outcomes, f"outcome {key!r} missing from {outcomes}")
+        check(isinstance(outcomes[key], int) and outcomes[key] >= 0,
+              f"outcome {key!r} is not a non-negative integer: {outcomes[key]!r}")
+    total = sum(outcomes[k] for k in OUTCOMES)
+    check(planned == total, f"denominator broken: planned {planned} != sum(outcomes) {total} ({outcomes})")
+    count = report["latency"]["response_time"]["count"]
+    check(count == planned - outcomes["dropped"],
+          f"response_time.count {count} != planned {planned} - dropped {outcomes['dropped']}")
+
+
+def assert_clean(report):
+    """No errors of any kind: every planned request ended ok."""
+    assert_denominator(report)
+    o = report["outcomes"]
+    check(o["ok"] == report["schedule"]["planned"], f"ok != planned: {o}, planned {report['schedule']['planned']}")
+    check(all(v == 0 for v in report["socket_errors"].values()), f"socket errors: {report['socket_errors']}")
+    check_eq(report["status_counts"].get("200"), o["ok"], "status_counts['200']")
+    check_eq(report["interrupted"], False, "interrupted")
+
+
+# ---------------------------------------------------------------------------
+# raw HTTP, used to learn what the servers really send
+
+def raw_get(port, path, timeout_s=3.0):
+    """One HTTP/1.1 GET with Connection: close; returns (head bytes, body bytes as sent)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head, body
+
+
+def stderr_lines(text):
+    return [line for line in text.splitlines() if line.strip()]
+
+
+# ---------------------------------------------------------------------------
+# a recording server: learns the exact bytes punctual sends for a request
+
+class _Recorder:
+    def __init__(self):
+        import threading
+        self.lock = threading.Lock()
+        self.requests = []
+
+
+@contextlib.contextmanager
+def recording_server(response=b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n"):
+    """A tiny loopback HTTP server that records every request head it receives.
+
+    It answers each request with RESPONSE and closes the connection when the
+    request asked for it. Yields (port, recorder).
+    """
+    import socketserver
+    import threading
+
+    recorder = _Recorder()
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self):
+            buf = b""
+            self.request.settimeout(5.0)
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    try:
+                        data = self.request.recv(65536)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    buf += data
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                head += b"\r\n\r\n"
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value.strip())
+                while len(buf) < length:
+                    data = self.request.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                body, buf = buf[:length], buf[length:]
+                with recorder.lock:
+                    recorder.requests.append(head + body)
+                try:
+                    self.request.sendall(response)
+                except OSError:
+                    return
+                if b"connection: close" in head.lower():
+                    return
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], recorder
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def request_bytes(binary, path, extra_args=(), port_for=None):
+    """The exact request punctual sends for PATH with EXTRA_ARGS.
+
+    The Host header carries the port, so the recorded request is rewritten for
+    PORT_FOR (the port of the real target) when given.
+    """
+    with recording_server() as (port, recorder):
+        result = run_punctual(binary, ["-t1", "-c1", "-d500ms", "-R20", *extra_args,
+                                       f"http://127.0.0.1:{port}{path}"], timeout_s=20)
+        require_report(result)
+        with recorder.lock:
+            requests = list(recorder.requests)
+    check(requests, "the recording server received no request")
+    check(all(r == requests[0] for r in requests), f"requests differ: {requests[:3]}")
+    req = requests[0]
+    if port_for is not None:
+        req = req.replace(f"127.0.0.1:{port}".encode(), f"127.0.0.1:{port_for}".encode())
+    return req
+
+
+def exchange(port, request, timeout_s=3.0):
+    """Sends REQUEST once on a fresh connection; returns the raw response, framed.
+
+    Framing follows Content-Length, chunked encoding, or the connection closing.
+    """
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout_s) as s:
+        s.sendall(request)
+        data = b""
+        while True:
+            head_end = data.find(b"\r\n\r\n")
+            if head_end >= 0:
+                head = data[:head_end].lower()
+                body = data[head_end + 4:]
+                m = re.search(rb"\r\ncontent-length:\s*(\d+)", head)
+                if m and len(body) >= int(m.group(1)):
+                    return data[:head_end + 4 + int(m.group(1))]
+                if b"transfer-encoding: chunked" in head and body.endswith(b"0\r\n\r\n"):
+                    return data
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk

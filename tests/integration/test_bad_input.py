@@ -1,0 +1,162 @@
+"""Bad input: every bad invocation exits 2 with exactly one line on stderr that
+names the offending value, before anything is sent.
+
+Usage: python3 test_bad_input.py PATH_TO_PUNCTUAL
+
+The target of every `run` case is a closed loopback port: a bad invocation
+that is wrongly accepted then fails fast on connect (exit 1) instead of
+sending load, and the exit-code precedence (2 before 1) is checked too.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, check_eq  # noqa: E402
+
+CASE_TIMEOUT_S = 5.0
+STACK_TRACE = re.compile(r"Traceback|terminate called|what\(\)|Aborted|core dumped|Segmentation|"
+                         r"AddressSanitizer|^\s*#\d+\s+0x", re.M)
+
+
+def cases(url):
+    """(name, argv after the binary, text the error line must contain)."""
+    ok = ["-R", "100", "-d", "1s"]  # valid options, so that only the bad one is wrong
+    return [
+        # flags and arity
+        ("unknown flag", ["run", *ok, "--bogus", url], "--bogus"),
+        ("unknown subcommand", ["bogus"], "bogus"),
+        ("extra positional", ["run", *ok, url, "extra"], "extra"),
+        ("missing url", ["run", *ok], "url"),
+        ("flag without value", ["run", "-R", "100", url, "-d"], "duration"),
+        # targets
+        ("no scheme", ["run", *ok, "notaurl"], "notaurl"),
+        ("https", ["run", *ok, "https://127.0.0.1:9/"], "https"),
+        ("ftp", ["run", *ok, "ftp://127.0.0.1/"], "ftp"),
+        ("empty host", ["run", *ok, "http://"], "http://"),
+        ("port too large", ["run", *ok, "http://127.0.0.1:99999/"], "99999"),
+        ("port not a number", ["run", *ok, "http://127.0.0.1:abc/"], "abc"),
+        ("port zero", ["run", *ok, "http://127.0.0.1:0/"], "http://127.0.0.1:0/"),
+        ("space in path", ["run", *ok, "http://127.0.0.1:9/a b"], "a b"),
+        ("unterminated IPv6", ["run", *ok, "http://[::1/"], "[::1"),
+        ("user info", ["run", *ok, "http://user@127.0.0.1:9/"], "user@"),
+        # durations
+        ("zero duration", ["run", "-R", "100", "-d", "0s", url], "duration"),
+        ("negative duration", ["run", "-R", "100", "-d", "-5s", url], "-5s"),
+        ("unknown unit", ["run", "-R", "100", "-d", "10parsecs", url], "10parsecs"),
+        ("duration not a number", ["run", "-R", "100", "-d", "abc", url], "abc"),
+        ("duration two dots", ["run", "-R", "100", "-d", "1.5.5s", url], "1.5.5s"),
+        ("duration too long", ["run", "-R", "100", "-d", "99999999999h", url], "99999999999h"),
+        ("zero timeout", ["run", *ok, "--timeout", "0s", url], "timeout"),
+        ("timeout not a duration", ["run", *ok, "--timeout", "soon", url], "soon"),
+        ("negative connect timeout", ["run", *ok, "--connect-timeout", "-1s", url], "-1s"),
+        ("warmup not a duration", ["run", *ok, "--warmup", "abc", url], "abc"),
+        ("negative warmup", ["run", *ok, "--warmup", "-1s", url], "-1s"),
+        # rates
+        ("zero rate", ["run", "-d", "1s", "-R", "0", url], "'0'"),
+        ("negative rate", ["run", "-d", "1s", "-R", "-5", url], "-5"),
+        ("rate not a number", ["run", "-d", "1s", "-R", "abc", url], "abc"),
+        ("rate bad suffix", ["run", "-d", "1s", "-R", "1x", url], "1x"),
+        ("rate junk after suffix", ["run", "-d", "1s", "-R", "2k2", url], "2k2"),
+        ("rate inf", ["run", "-d", "1s", "-R", "inf", url], "inf"),
+        ("rate nan", ["run", "-d", "1s", "-R", "nan", url], "nan"),
+        ("rate huge", ["run", "-d", "1s", "-R", "1e99", url], "1e99"),
+        ("open model without rate", ["run", "-d", "1s", url], "-R"),
+        # threads and connections
+        ("-c < -t", ["run", *ok, "-t", "4", "-c", "2", url], "-c 2"),
+        ("zero threads", ["run", *ok, "-t", "0", url], "threads"),
+        ("zero connections", ["run", *ok, "-c", "0", url], "connections"),
+        ("threads not a number", ["run", *ok, "-t", "abc", url], "abc"),
+        ("negative connections", ["run", *ok, "-c", "-3", url], "-3"),
+        ("connections beyond the fd limit", ["run", *ok, "-t", "1", "-c", "1000000", url], "1000000"),
+        ("negative max-queue", ["run", *ok, "--max-queue", "-1", url], "-1"),
+        ("max-queue not a number", ["run", *ok, "--max-queue", "abc", url], "abc"),
+        ("negative seed", ["run", *ok, "--seed", "-1", url], "-1"),
+        # statuses, headers, bodies, methods
+        ("status below 100", ["run", *ok, "--expect-status", "99", url], "99"),
+        ("status above 599", ["run", *ok, "--expect-status", "600", url], "600"),
+        ("status range reversed", ["run", *ok, "--expect-status", "300-200", url], "300-200"),
+        ("status not a number", ["run", *ok, "--expect-status", "abc", url], "abc"),
+        ("status empty", ["run", *ok, "--expect-status", "", url], "expect-status"),
+        ("header without colon", ["run", *ok, "-H", "nocolon", url], "nocolon"),
+        ("header empty name", ["run", *ok, "-H", ": value", url], ": value"),
+        ("header space in name", ["run", *ok, "-H", "Bad Name: x", url], "Bad Name"),
+        ("header CRLF injection", ["run", *ok, "-H", "X: a\r\nEvil: b", url], "Evil"),
+        ("header bare LF", ["run", *ok, "-H", "X: a\nb", url], "X: a"),
+        ("missing body file", ["run", *ok, "--body-file", "/nonexistent/punctual-body", url],
+         "/nonexistent/punctual-body"),
+        ("body and body file", ["run", *ok, "--body", "x", "--body-file", "/etc/hostname", url], "--body-file"),
+        ("method with space", ["run", *ok, "-m", "GE T", url], "GE T"),
+        # modes
+        ("bad precision", ["run", *ok, "--precision", "ultra", url], "ultra"),
+        ("empty precision", ["run", *ok, "--precision", "", url], "precision"),
+        ("bad model", ["run", *ok, "--model", "half-open", url], "half-open"),
+        ("bad arrival", ["run", *ok, "--arrival", "uniform", url], "uniform"),
+        ("closed model with rate", ["run", "-d", "1s", "--model", "closed", "-R", "100", url], "-R"),
+        ("closed model with stages", ["run", "-d", "1s", "--model", "closed", "--stages", "1s:10", url],
+         "--stages"),
+        ("closed model with arrival", ["run", "-d", "1s", "--model", "closed", "--arrival", "poisson", url],
+         "--arrival"),
+        ("think in the open model", ["run", *ok, "--think", "1ms", url], "--think"),
+        ("think not a duration", ["run", "-d", "1s", "--model", "closed", "--think", "abc", url], "abc"),
+        ("zero expected interval", ["run", "-d", "1s", "--model", "closed", "--expected-interval", "0s", url],
+         "expected-interval"),
+        ("expected interval in the open model", ["run", *ok, "--expected-interval", "1ms", url],
+         "--expected-interval"),
+        # stages
+        ("stage without rate", ["run", "-d", "1s", "--stages", "10s", url], "10s"),
+        ("stage bad rate", ["run", "-d", "1s", "--stages", "10s:abc", url], "abc"),
+        ("stage bad duration", ["run", "-d", "1s", "--stages", "xs:100", url], "xs"),
+        ("stage negative duration", ["run", "-d", "1s", "--stages", "-5s:100", url], "-5s"),
+        ("stage trailing comma", ["run", "-d", "1s", "--stages", "10s:100,", url], "stage 2"),
+        # outputs that cannot be written (found before anything is sent)
+        ("hlog in a missing dir", ["run", *ok, "--hlog", "/nonexistent/dir/x.hlog", url], "/nonexistent/dir/x.hlog"),
+        ("json in a missing dir", ["run", *ok, "--json", "/nonexistent/dir/x.json", url], "/nonexistent/dir/x.json"),
+        ("schedule-out in a missing dir", ["run", *ok, "--schedule-out", "/nonexistent/dir/s.txt", url],
+         "/nonexistent/dir/s.txt"),
+        ("empty json path", ["run", *ok, "--json", "", url], "--json"),
+        # the test server
+        ("serve port too large", ["serve", "--port", "70000"], "70000"),
+        ("serve bad service time", ["serve", "--service-time", "abc"], "abc"),
+        ("serve stall longer than period", ["serve", "--stall", "5s/2s"], "5s/2s"),
+        ("serve bad stall-at", ["serve", "--stall-at", "abc"], "abc"),
+    ]
+
+
+def check_case(binary, argv, needle):
+    proc = subprocess.Popen([binary, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, errors="replace")
+    try:
+        stdout, stderr = proc.communicate(timeout=CASE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate(timeout=5)
+        raise AssertionError(f"still running after {CASE_TIMEOUT_S} s; stderr {stderr[-300:]!r}") from None
+    actual = f"exit {proc.returncode}, stdout {stdout[-200:]!r}, stderr {stderr[-400:]!r}"
+    check(STACK_TRACE.search(stderr) is None, f"stack trace or crash: {actual}")
+    check_eq(proc.returncode, 2, f"exit code ({actual})")
+    lines = stderr.splitlines()
+    check(len(lines) == 1 and lines[0].strip(), f"expected exactly one line on stderr ({actual})")
+    check(needle in lines[0], f"error line does not contain {needle!r}: {lines[0]!r}")
+    check(stdout == "", f"bad input printed on stdout ({actual})")
+
+
+def main():
+    binary = sys.argv[1]
+    url = f"http://127.0.0.1:{harness.closed_port()}/"
+    table = cases(url)
+    check(len(table) >= 40, "the table must hold at least 40 cases")
+    names = [name for name, _, _ in table]
+    check(len(set(names)) == len(names), "case names must be unique")
+    checks = harness.Checks("bad input")
+    for name, argv, needle in table:
+        checks.run(f"{name}: {' '.join(repr(a) if (' ' in a or not a) else a for a in argv)}",
+                   check_case, binary, argv, needle)
+    checks.finish()
+
+
+if __name__ == "__main__":
+    main()

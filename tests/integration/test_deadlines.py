@@ -1,0 +1,92 @@
+"""Deadlines: requests caught in a server stall time out at exactly --timeout,
+are censored, and the drain never outlasts the last deadline.
+
+Usage: python3 test_deadlines.py PATH_TO_PUNCTUAL
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, check_eq  # noqa: E402
+
+TIMEOUT_NS = 500_000_000
+# HdrHistogram with 3 significant digits: a value's highest equivalent lies
+# within 0.1% above it.
+PRECISION = 0.001
+
+
+def check_timeouts_at_deadline(report, timeout_ns):
+    harness.assert_denominator(report)
+    o = report["outcomes"]
+    rt = report["latency"]["response_time"]
+    check(o["timeout"] > 0, f"no timeouts although the server stalled: {o}")
+    check_eq(rt["censored"], o["timeout"], "response_time.censored vs timeouts")
+    check_eq(o["unfinished"], 0, "unfinished in a run that was not interrupted")
+    check_eq(o["dropped"], 0, "dropped")
+    check(timeout_ns <= rt["max_ns"] <= timeout_ns * (1 + PRECISION),
+          f"response_time max {rt['max_ns']} ns is not the timeout {timeout_ns} ns "
+          f"(a timed-out request must be recorded at exactly the timeout, nothing above it)")
+    # Every percentile whose rank lands among the censored samples is the timeout.
+    threshold = 100.0 * (1.0 - rt["censored"] / rt["count"]) + 100.0 / rt["count"]
+    covered = 0
+    for key, value in rt["percentiles_ns"].items():
+        if float(key) > threshold:
+            covered += 1
+            check(timeout_ns <= value <= timeout_ns * (1 + PRECISION),
+                  f"p{key} = {value} ns, expected the timeout {timeout_ns} ns")
+    check(covered > 0, f"no reported percentile above {threshold:.3f} to check")
+
+
+def stall_in_the_middle(binary):
+    """The server stops answering 1 s into the run, for 1 s."""
+    with harness.punctual_serve(binary, "--stall-at", "1s:1s") as serve:
+        r = harness.run_punctual(binary, ["-t1", "-c4", "-d3s", "-R200", "--timeout", "500ms", serve.url("/")])
+    report = harness.require_report(r)
+    check_timeouts_at_deadline(report, TIMEOUT_NS)
+    check(report["outcomes"]["ok"] > 0, f"nothing ok around a 1 s stall: {report['outcomes']}")
+    check(r.wall_s <= 3.0 + 0.5 + 1.0, f"run took {r.wall_s:.2f} s > duration + timeout + 1 s")
+
+
+def stall_until_after_the_end(binary):
+    """The stall outlasts the window: the drain must stop at the last deadline."""
+    with harness.punctual_serve(binary, "--stall-at", "1s:5s") as serve:
+        r = harness.run_punctual(binary, ["-t2", "-c4", "-d2s", "-R200", "--timeout", "500ms", serve.url("/")])
+    report = harness.require_report(r)
+    check_timeouts_at_deadline(report, TIMEOUT_NS)
+    check(r.wall_s <= 2.0 + 0.5 + 1.0, f"run took {r.wall_s:.2f} s > duration + timeout + 1 s")
+
+
+def other_timeout_value(binary):
+    """The recorded value follows --timeout rather than a built-in constant."""
+    timeout_ns = 300_000_000
+    with harness.punctual_serve(binary, "--stall-at", "500ms:5s") as serve:
+        r = harness.run_punctual(binary, ["-t1", "-c2", "-d1500ms", "-R100", "--timeout", "300ms", serve.url("/")])
+    report = harness.require_report(r)
+    check_timeouts_at_deadline(report, timeout_ns)
+    check(r.wall_s <= 1.5 + 0.3 + 1.0, f"run took {r.wall_s:.2f} s > duration + timeout + 1 s")
+
+
+def connect_refused(binary):
+    port = harness.closed_port()
+    r = harness.run_punctual(binary, ["-t1", "-c2", "-d1s", "-R100", f"http://127.0.0.1:{port}/"], timeout_s=20)
+    check_eq(r.returncode, 1, f"exit code for a refused target (stderr {r.stderr!r})")
+    lines = harness.stderr_lines(r.stderr)
+    check_eq(len(lines), 1, f"stderr lines ({r.stderr!r})")
+    check(str(port) in lines[0], f"error does not name the target's port {port}: {lines[0]!r}")
+    check(r.wall_s < 5.0, f"giving up on a refused target took {r.wall_s:.2f} s")
+
+
+def main():
+    binary = sys.argv[1]
+    checks = harness.Checks("deadlines")
+    checks.run("stall in the middle, --timeout 500ms", stall_in_the_middle, binary)
+    checks.run("stall past the end, drain bounded", stall_until_after_the_end, binary)
+    checks.run("--timeout 300ms recorded as 300ms", other_timeout_value, binary)
+    checks.run("connect refused -> exit 1", connect_refused, binary)
+    checks.finish()
+
+
+if __name__ == "__main__":
+    main()

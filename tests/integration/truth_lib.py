@@ -1,0 +1,223 @@
+"""Helpers for the truth tests: run `punctual serve` with a known stall and `punctual run`
+against it, then rebuild the response time every scheduled request really suffered from the
+server's own logs, independently of what the generator measured.
+
+Python 3 standard library only. Every load goes to 127.0.0.1 and every subprocess is bounded.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+MS = 1_000_000
+US = 1_000
+
+# The percentiles the truth tests compare, as keys of latency.response_time.percentiles_ns.
+PERCENTILES = ("50", "90", "99", "99.9")
+
+
+class ConfigError(Exception):
+    """The experiment itself could not be set up (server did not start, stall misplaced...)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# processes
+
+
+def start_server(binary, workdir, stall_at, safety_duration="20s"):
+    """Starts `punctual serve` on a free loopback port with a stall log and an arrival log.
+
+    Returns (process, port). stdout goes to a file, so the server can never block on a full
+    pipe. `safety_duration` makes the server exit by itself even if the caller dies.
+    """
+    out_path = os.path.join(workdir, "serve.out")
+    out = open(out_path, "w")
+    args = [binary, "serve", "--host", "127.0.0.1", "--port", "0",
+            "--stall-at", stall_at,
+            "--stall-log", os.path.join(workdir, "stall.jsonl"),
+            "--arrival-log", os.path.join(workdir, "arrivals.txt"),
+            "--duration", safety_duration]
+    proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+    out.close()
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        with open(out_path) as f:
+            for line in f:
+                if line.startswith("listening on 127.0.0.1:"):
+                    return proc, int(line.strip().rsplit(":", 1)[1])
+        if proc.poll() is not None:
+            break
+        time.sleep(0.005)
+    stop_server(proc)
+    with open(out_path) as f:
+        raise ConfigError("server did not start: " + f.read())
+
+
+def stop_server(proc, timeout=10.0):
+    """SIGTERM (the server then writes its arrival log), SIGKILL if it does not exit in time."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+    return proc.returncode
+
+
+def run_load(binary, workdir, port, rate, arrival, threads, connections, duration, warmup,
+             timeout=60.0):
+    """Runs `punctual run` and returns (json_report, schedule_path, completed_process)."""
+    json_path = os.path.join(workdir, "report.json")
+    schedule_path = os.path.join(workdir, "schedule.txt")
+    args = [binary, "run", "-R", str(rate), "--arrival", arrival,
+            "-t", str(threads), "-c", str(connections),
+            "-d", duration, "--warmup", warmup, "--seed", "7",
+            "--json", json_path, "--schedule-out", schedule_path,
+            "http://127.0.0.1:%d/" % port]
+    cp = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        timeout=timeout)
+    if cp.returncode != 0 or not os.path.exists(json_path):
+        raise ConfigError("punctual run failed (exit %d): %s" % (cp.returncode, cp.stderr))
+    with open(json_path) as f:
+        return json.load(f), schedule_path, cp
+
+
+# ---------------------------------------------------------------------------------------------
+# log parsing
+
+
+def read_schedule(path):
+    """Returns [(offset_ns, phase)] from a --schedule-out file, in file order."""
+    entries = []
+    with open(path) as f:
+        for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split()
+            entries.append((int(fields[1]), fields[3]))
+    return entries
+
+
+def read_stalls(path):
+    """Returns [(start_mono_ns, end_mono_ns)] for every stall the server actually took."""
+    stalls = []
+    if not os.path.exists(path):
+        return stalls
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                s = json.loads(line)
+                stalls.append((int(s["start_mono_ns"]), int(s["end_mono_ns"])))
+    return stalls
+
+
+def read_arrivals(path):
+    """Returns [(arrival_mono_ns, answered_mono_ns)] from a serve --arrival-log file, sorted by
+    arrival."""
+    arrivals = []
+    with open(path) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                fields = line.split()
+                arrivals.append((int(fields[0]), int(fields[1])))
+    arrivals.sort()
+    return arrivals
+
+
+# ---------------------------------------------------------------------------------------------
+# the truth
+
+
+def true_response_time(intended, stalls):
+    """What a user sending at `intended` really waits: until the end of the stall it falls in,
+    or ~0 (the server answers in microseconds) outside every stall."""
+    for start, end in stalls:
+        if start <= intended < end:
+            return end - intended
+    return 0
+
+
+def hdr_value_at_percentile(sorted_values, percentile):
+    """HdrHistogram's valueAtPercentile rank rule on exact values: the value at the
+    max(1, round(p/100 * N))-th smallest sample."""
+    n = len(sorted_values)
+    if n == 0:
+        return 0
+    rank = int(percentile / 100.0 * n + 0.5)
+    rank = min(max(rank, 1), n)
+    return sorted_values[rank - 1]
+
+
+def truth_percentiles(intended_times, stalls):
+    values = sorted(true_response_time(t, stalls) for t in intended_times)
+    return {p: hdr_value_at_percentile(values, float(p)) for p in PERCENTILES}
+
+
+def within_tolerance(truth, measured):
+    """The contract: ≥ 1 ms truths within [0.99·truth − 1 ms, 1.05·truth + 5 ms];
+    sub-millisecond truths must measure sub-millisecond too."""
+    if truth >= MS:
+        return truth * 0.99 - MS <= measured <= truth * 1.05 + 5 * MS
+    return measured < MS
+
+
+def runs_agree(truth_a, measured_a, truth_b, measured_b):
+    """Two runs of one workload (e.g. -t1 and -t2) agree when their measurements differ by no
+    more than the truth tolerance allows: both sub-millisecond where the truths are, else
+    |a − b| ≤ 5 % of the larger + 5 ms."""
+    if truth_a < MS or truth_b < MS:
+        return measured_a < MS and measured_b < MS
+    return abs(measured_a - measured_b) <= 0.05 * max(measured_a, measured_b) + 5 * MS
+
+
+def arrival_lags(intended_all, arrivals, stalls, after_stall_ns=50 * MS):
+    """|arrival − intended| for requests outside the stalls (and outside `after_stall_ns` after
+    each), pairing the sorted intended times with the sorted arrivals one to one."""
+    intended_sorted = sorted(intended_all)
+    lags = []
+    for t, (a, _) in zip(intended_sorted, arrivals):
+        if any(s <= t < e + after_stall_ns for s, e in stalls):
+            continue
+        lags.append(abs(a - t))
+    return lags
+
+
+def backlog_drain(intended_all, arrivals, stalls):
+    """Diagnostic only: how long after each stall's end the server answered the last request
+    intended before that end, i.e. how long the generator's backlog took to drain."""
+    answered = sorted(ans for _, ans in arrivals)
+    intended_sorted = sorted(intended_all)
+    drains = []
+    for _, end in stalls:
+        n = sum(1 for t in intended_sorted if t < end)
+        if 0 < n <= len(answered):
+            drains.append(max(answered[n - 1] - end, 0))
+    return drains
+
+
+def server_observed_percentiles(intended_measured, intended_all, arrivals):
+    """Diagnostic only: answered − intended per request, pairing sorted intended times with
+    arrivals one to one (FIFO dispatch keeps the order). Unlike the truth, this includes the
+    finite speed at which the backlog drains after a stall."""
+    measured = set(intended_measured)
+    values = sorted(ans - t for t, (_, ans) in zip(sorted(intended_all), arrivals)
+                    if t in measured)
+    return {p: hdr_value_at_percentile(values, float(p)) for p in PERCENTILES}
+
+
+def median(values):
+    v = sorted(values)
+    if not v:
+        return None
+    return v[len(v) // 2]
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "-"
+    if ns >= MS:
+        return "%.2fms" % (ns / MS)
+    return "%.1fus" % (ns / US)
