@@ -1,4 +1,6 @@
 #include <CLI/CLI.hpp>
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -19,6 +21,16 @@ bool is_subcommand(const CLI::App& app, const std::string& name) {
   return false;
 }
 
+// Every connection is a descriptor: take the whole hard limit up front (as wrk users would with
+// ulimit -n), so -c is bounded only by what the system allows.
+void raise_descriptor_limit() noexcept {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -27,6 +39,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "punctual 0.1.0");
   set_command_line(argc, argv);
+  raise_descriptor_limit();
   command_runner chosen;
   add_run_command(app, chosen);
   add_serve_command(app, chosen);

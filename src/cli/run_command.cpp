@@ -1,6 +1,9 @@
 #include "cli/run_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -18,8 +21,15 @@ namespace punctual::cli {
 namespace {
 
 engine::load_run* active_run = nullptr;
+std::atomic<int> signals_seen{0};  // lock-free, so safe in a handler
 
+// The first signal ends the window and lets the run drain and report; a second one leaves at
+// once, removing any half-written output so no partial file remains.
 extern "C" void on_signal(int) {
+  if (signals_seen.fetch_add(1) > 0) {
+    remove_pending_temp_file();
+    _exit(exit_interrupted);
+  }
   if (active_run) active_run->interrupt();
 }
 
@@ -30,20 +40,12 @@ class signal_scope {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
   }
-  ~signal_scope() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    active_run = nullptr;
-  }
+  ~signal_scope() { active_run = nullptr; }  // handlers stay: a late second signal still exits
   signal_scope(const signal_scope&) = delete;
   signal_scope& operator=(const signal_scope&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
 };
 
 void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,

@@ -80,20 +80,15 @@ void check_output_path(const char* option, const std::string& path, bool dash_ok
   }
 }
 
-// Every connection is a file descriptor: raise the soft limit if allowed, and refuse up front
-// rather than fail mid-run.
+// main() has raised the soft limit to the hard one; refuse a -c beyond it before anything is
+// sent, rather than fail mid-run.
 void check_descriptor_limit(std::uint32_t connections) {
-  constexpr rlim_t spare = 64;  // listening logs, epoll and eventfds, stdio
+  constexpr rlim_t spare = 64;  // logs, epoll and eventfds, stdio
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
-  const rlim_t needed = connections + spare;
-  if (lim.rlim_cur >= needed) return;
-  if (lim.rlim_max >= needed) {
-    lim.rlim_cur = needed;
-    if (setrlimit(RLIMIT_NOFILE, &lim) == 0) return;
-  }
-  throw usage_error("-c " + std::to_string(connections) + ": more connections than this process may open (open-file limit " +
-                    std::to_string(lim.rlim_max) + ")");
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= connections + spare) return;
+  throw usage_error("-c " + std::to_string(connections) +
+                    ": more connections than this process may open (open-file limit " +
+                    std::to_string(lim.rlim_cur) + ")");
 }
 
 http::request_spec build_request(const run_options& o, const http::url& target) {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/command.hpp"
 #include "cli/units.hpp"
@@ -26,6 +27,9 @@ struct serve_options {
   std::string stall_text;
   std::string stall_at_text;
   std::string duration_text;
+  std::vector<std::string> fault_texts;
+  std::string idle_close_text;
+  std::string mark_late_text;
 };
 
 void parse_service_time(const std::string& text, server::server_config& config) {
@@ -70,7 +74,25 @@ void parse_stall_at(const std::string& text, server::server_config& config) {
   }
 }
 
+void parse_faults(const std::vector<std::string>& texts, server::server_config& config) {
+  try {
+    for (const auto& text : texts) config.faults.push_back(server::parse_fault(text));
+    server::validate_faults(config.faults);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+}
+
 server::server_config finish_config(serve_options& o) {
+  parse_faults(o.fault_texts, o.config);
+  if (!o.idle_close_text.empty()) {
+    o.config.idle_close = parse_duration("--idle-close", o.idle_close_text);
+    if (o.config.idle_close.count() <= 0) throw usage_error("--idle-close: must be > 0");
+  }
+  if (!o.mark_late_text.empty()) {
+    o.config.mark_late = parse_duration("--mark-late", o.mark_late_text);
+    if (o.config.mark_late.count() <= 0) throw usage_error("--mark-late: must be > 0");
+  }
   if (!o.service_text.empty()) parse_service_time(o.service_text, o.config);
   if (!o.stall_text.empty()) parse_stall(o.stall_text, o.config);
   if (!o.stall_at_text.empty()) parse_stall_at(o.stall_at_text, o.config);
@@ -131,7 +153,7 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
       ->capture_default_str();
   cmd->add_option("--service-time", options->service_text,
                   "delay before each response: fixed (200us) or exponential (exp:200us)");
-  cmd->add_option("--seed", c.seed, "seed of exponential service times")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "seed of exponential service times and of faults")->capture_default_str();
   cmd->add_option("--body-size", c.body_size, "bytes of the response body")
       ->check(CLI::Range(std::size_t{0}, std::size_t{64} << 20))
       ->capture_default_str();
@@ -143,6 +165,15 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
   cmd->add_option("--arrival-log", c.arrival_log_path,
                   "write '<arrival_mono_ns> <answered_mono_ns>' per request at exit");
   cmd->add_option("--duration", options->duration_text, "stop by itself after this long");
+  cmd->add_option("--fault", options->fault_texts,
+                  "KIND:FRACTION (repeatable): that fraction of requests gets the fault; KIND is "
+                  "reset[=N], garbage, close-delimited, huge-headers, trickle, continue, chunked, "
+                  "http10, close-after or never")
+      ->allow_extra_args(false);
+  cmd->add_option("--idle-close", options->idle_close_text,
+                  "close keep-alive connections idle for this long");
+  cmd->add_option("--mark-late", options->mark_late_text,
+                  "answer '299 Late' when a response is due this long or more after its request");
   cmd->callback([options, &chosen] { chosen = [options] { return serve(*options); }; });
 }
 

@@ -1,6 +1,7 @@
 // The per-connection state machine: connect, write the request, read and parse the response.
 #include <sys/epoll.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "engine/worker.hpp"
@@ -14,6 +15,14 @@ constexpr std::uint32_t conn_events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 // After a failed connect, a connection is not reopened for this long, so a dead target does
 // not turn the worker into a connect loop.
 constexpr nanoseconds reconnect_backoff{10'000'000};
+
+// Running out of local ports or descriptors is the generator's limit, not the server's failure,
+// so it is counted under its own reason.
+record::socket_reason connect_failure_reason(int err) noexcept {
+  if (err == EADDRNOTAVAIL) return record::socket_reason::no_ports;
+  if (err == EMFILE || err == ENFILE) return record::socket_reason::no_fds;
+  return record::socket_reason::connect;
+}
 
 }  // namespace
 
@@ -57,7 +66,7 @@ void worker::start_connect(connection& c, nanoseconds now) {
     c.state = conn_state::closed;
     c.last_connect_failed = true;
     c.retry_at = now + reconnect_backoff;
-    if (c.has_request) fail(c, record::socket_reason::connect, now);
+    if (c.has_request) fail(c, connect_failure_reason(-fd), now);
     return;
   }
   c.fd = fd;
@@ -147,7 +156,10 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
   if (c.times.first_byte.count() == 0) c.times.first_byte = now;
   const auto r = c.parser.feed(data, size);
   if (r.status == http::parse_status::error) {
-    fail(c, record::socket_reason::parse, now);
+    fail(c, c.parser.error() == http::parse_error::header_too_large
+                ? record::socket_reason::header_too_large
+                : record::socket_reason::parse,
+         now);
     return false;
   }
   if (r.status == http::parse_status::need_more) return true;
@@ -172,7 +184,10 @@ void worker::complete(connection& c, nanoseconds now) {
 void worker::fail(connection& c, record::socket_reason why, nanoseconds now) {
   if (c.has_request) recorder_->on_socket_error(c.times, now, why);
   c.has_request = false;
-  if (c.fd >= 0) close_connection(c, now, why == record::socket_reason::connect);
+  const bool connect_failed = why == record::socket_reason::connect ||
+                              why == record::socket_reason::no_ports ||
+                              why == record::socket_reason::no_fds;
+  if (c.fd >= 0) close_connection(c, now, connect_failed);
 }
 
 void worker::close_connection(connection& c, nanoseconds now, bool connect_failed) {

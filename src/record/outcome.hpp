@@ -14,10 +14,23 @@ inline constexpr std::size_t outcome_count = 6;
 inline constexpr std::array<std::string_view, outcome_count> outcome_names{
     "ok", "http_error", "socket_error", "timeout", "dropped", "unfinished"};
 
-enum class socket_reason : std::uint8_t { connect, read, write, reset, closed, parse };
-inline constexpr std::size_t socket_reason_count = 6;
+// The first six are product.md's; header_too_large is a parse error named apart, and the last
+// two are the generator running out of local resources (ephemeral ports, file descriptors).
+enum class socket_reason : std::uint8_t {
+  connect,
+  read,
+  write,
+  reset,
+  closed,
+  parse,
+  header_too_large,
+  no_ports,
+  no_fds,
+};
+inline constexpr std::size_t socket_reason_count = 9;
 inline constexpr std::array<std::string_view, socket_reason_count> socket_reason_names{
-    "connect", "read", "write", "reset", "closed", "parse"};
+    "connect", "read", "write", "reset", "closed", "parse", "header_too_large", "no_ports",
+    "no_fds"};
 
 enum class view : std::uint8_t {
   response_time,

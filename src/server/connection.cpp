@@ -9,32 +9,23 @@ namespace punctual::server {
 
 using std::chrono::nanoseconds;
 
-response_set response_set::make(std::size_t body_size) {
-  std::string body(body_size, 'x');
-  if (body_size >= 3) body.replace(0, 3, "ok\n");
-  if (body_size > 3) body.back() = '\n';
-  const std::string length = "Content-Length: " + std::to_string(body_size) + "\r\n";
-  const std::string common = length + "Content-Type: text/plain\r\n";
-  response_set set;
-  set.ok = "HTTP/1.1 200 OK\r\n" + common + "\r\n" + body;
-  set.ok_close = "HTTP/1.1 200 OK\r\n" + common + "Connection: close\r\n\r\n" + body;
-  set.bad_request =
-      "HTTP/1.1 400 Bad Request\r\nContent-Length: 12\r\nContent-Type: text/plain\r\n"
-      "Connection: close\r\n\r\nbad request\n";
-  return set;
+namespace {
+
+// Faults after which the connection cannot carry another response.
+bool closes_connection(fault_kind kind) {
+  switch (kind) {
+    case fault_kind::reset:
+    case fault_kind::garbage:
+    case fault_kind::close_delimited:
+    case fault_kind::http10:
+    case fault_kind::close_after:
+      return true;
+    default:
+      return false;
+  }
 }
 
-const std::string& response_set::bytes(response_kind kind) const {
-  switch (kind) {
-    case response_kind::ok:
-      return ok;
-    case response_kind::ok_close:
-      return ok_close;
-    case response_kind::bad_request:
-      break;
-  }
-  return bad_request;
-}
+}  // namespace
 
 void pending_queue::push(const pending_response& r) {
   if (count_ == items_.size()) {
@@ -52,49 +43,148 @@ void pending_queue::pop() {
   --count_;
 }
 
-connection::connection(int fd, std::uint32_t generation) : fd_(fd), generation_(generation) {}
+connection::connection(int fd, std::uint32_t generation, nanoseconds now, nanoseconds idle_close)
+    : fd_(fd), generation_(generation), idle_close_(idle_close), last_activity_(now) {}
 
-void connection::queue(nanoseconds arrival, nanoseconds due, response_kind kind) {
+void connection::queue(const pending_response& r) {
   // Responses leave in request order, so one never overtakes an earlier, slower one.
-  last_due_ = std::max(due, last_due_);
-  pending_.push({arrival, last_due_, kind});
+  last_due_ = std::max(r.due, last_due_);
+  pending_response queued = r;
+  queued.due = last_due_;
+  pending_.push(queued);
 }
 
-bool connection::on_bytes(std::string_view data, nanoseconds arrival, service_sampler& service) {
-  const bool was_empty = pending_.empty();
+void connection::on_bytes(std::string_view data, nanoseconds arrival, answer_policy& policy) {
+  last_activity_ = arrival;
   while (!reading_closed_ && !data.empty()) {
     const request_event ev = reader_.feed(data);
     data.remove_prefix(ev.consumed);
     if (ev.what == request_event::kind::request) {
-      const nanoseconds due = arrival + service.next();
-      queue(arrival, due, ev.keep_alive ? response_kind::ok : response_kind::ok_close);
-      reading_closed_ = !ev.keep_alive;
+      pending_response r;
+      r.arrival = arrival;
+      r.due = std::max(arrival + policy.service.next(), last_due_);
+      r.keep_alive = ev.keep_alive;
+      r.fault = policy.faults.next();
+      if (policy.mark_late.count() > 0 && r.due - arrival >= policy.mark_late) {
+        r.kind = response_kind::late;
+      }
+      queue(r);
+      reading_closed_ = !ev.keep_alive || closes_connection(r.fault.kind);
     } else if (ev.what == request_event::kind::error) {
-      queue(arrival, arrival, response_kind::bad_request);
+      queue({arrival, arrival, response_kind::bad_request, false, {}});
       reading_closed_ = true;
     }
   }
-  return was_empty && !pending_.empty();
+}
+
+std::optional<nanoseconds> connection::next_wakeup() const {
+  if (trickling_) return trickle_next_;
+  // While a closing response is still being written, later requests wait for EPOLLOUT.
+  if (closing()) return std::nullopt;
+  if (!pending_.empty()) return pending_.front().due;
+  if (idle_close_.count() > 0 && !muted_) return last_activity_ + idle_close_;
+  return std::nullopt;
+}
+
+void connection::start_response(const pending_response& r, nanoseconds now,
+                                const response_set& responses, arrival_recorder& recorder) {
+  last_activity_ = now;
+  if (r.fault.kind == fault_kind::never) {
+    muted_ = true;
+    recorder.record(r.arrival, nanoseconds{0});
+    return;
+  }
+  recorder.record(r.arrival, now);
+  close_after_write_ = !r.keep_alive || closes_connection(r.fault.kind);
+  const bool late = r.kind == response_kind::late;
+  switch (r.fault.kind) {
+    case fault_kind::none:
+    case fault_kind::never:
+      if (r.kind == response_kind::bad_request) {
+        out_ += responses.bad_request;
+      } else if (r.keep_alive) {
+        out_ += late ? responses.late : responses.ok;
+      } else {
+        out_ += late ? responses.late_close : responses.ok_close;
+      }
+      return;
+    case fault_kind::reset:
+      out_.append(responses.ok, 0, std::min(r.fault.reset_after_bytes, responses.ok.size()));
+      close_after_write_ = false;
+      reset_after_write_ = true;
+      return;
+    case fault_kind::garbage:
+      out_ += responses.garbage;
+      return;
+    case fault_kind::close_delimited:
+      out_ += responses.close_delimited;
+      return;
+    case fault_kind::huge_headers:
+      out_ += responses.huge_headers;
+      return;
+    case fault_kind::trickle:
+      out_ += responses.trickle_head;
+      trickling_ = !responses.trickle_body.empty();
+      trickle_pos_ = 0;
+      trickle_next_ = now + response_set::trickle_interval;
+      return;
+    case fault_kind::continue_:
+      out_ += responses.continue_;
+      return;
+    case fault_kind::chunked:
+      out_ += responses.chunked;
+      return;
+    case fault_kind::http10:
+      out_ += responses.http10;
+      return;
+    case fault_kind::close_after:
+      out_ += responses.ok;
+      return;
+  }
+}
+
+void connection::advance_trickle(nanoseconds now, const response_set& responses) {
+  while (trickling_ && trickle_next_ <= now) {
+    out_ += responses.trickle_body[trickle_pos_++];
+    last_activity_ = now;
+    trickling_ = trickle_pos_ < responses.trickle_body.size();
+    // From the planned time, not `now`, so a late wake-up does not stretch the trickle.
+    trickle_next_ += response_set::trickle_interval;
+  }
+}
+
+bool connection::idle_expired(nanoseconds now) const {
+  return idle_close_.count() > 0 && !muted_ && pending_.empty() && !trickling_ &&
+         out_sent_ == out_.size() && now >= last_activity_ + idle_close_;
 }
 
 connection::status connection::flush(nanoseconds now, const response_set& responses,
                                      arrival_recorder& recorder) {
-  while (!close_after_write_ && !pending_.empty() && pending_.front().due <= now) {
-    const pending_response& r = pending_.front();
-    if (out_sent_ == out_.size()) {
-      out_.clear();
-      out_sent_ = 0;
-    }
-    out_ += responses.bytes(r.kind);
-    recorder.record(r.arrival, now);
-    close_after_write_ = r.kind != response_kind::ok;
+  if (out_sent_ == out_.size()) {
+    out_.clear();  // keeps its capacity: steady-state answering allocates nothing
+    out_sent_ = 0;
+  }
+  advance_trickle(now, responses);
+  while (!closing() && !trickling_ && !pending_.empty() && pending_.front().due <= now) {
+    const pending_response r = pending_.front();
     pending_.pop();
+    if (muted_) {
+      recorder.record(r.arrival, nanoseconds{0});
+    } else {
+      start_response(r, now, responses, recorder);
+    }
   }
   const status s = write_out();
   if (s == status::close) return s;
-  if (out_sent_ < out_.size()) return status::open;  // the rest waits for EPOLLOUT
+  if (out_sent_ < out_.size() || trickling_) return status::open;  // EPOLLOUT or a timer
+  if (reset_after_write_) {
+    const linger abortive{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
+    return status::close;
+  }
   if (close_after_write_) return status::close;
   if (peer_closed_ && pending_.empty()) return status::close;
+  if (idle_expired(now)) return status::close;
   return status::open;
 }
 

@@ -1,36 +1,33 @@
 // One accepted connection of the test server: reads requests, queues their responses in
-// arrival order with their due times, writes those that are due.
+// arrival order with their due times, writes those that are due, and plays the request's
+// fault (fault.hpp) when its response is due.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "server/arrival_log.hpp"
+#include "server/fault_picker.hpp"
 #include "server/request_reader.hpp"
+#include "server/responses.hpp"
+#include "server/server_config.hpp"
 #include "server/service_time.hpp"
 
 namespace punctual::server {
 
-enum class response_kind : std::uint8_t { ok, ok_close, bad_request };
-
-// The three responses the server ever sends, built once.
-struct response_set {
-  std::string ok;
-  std::string ok_close;
-  std::string bad_request;
-
-  static response_set make(std::size_t body_size);
-  const std::string& bytes(response_kind kind) const;
-};
+enum class response_kind : std::uint8_t { ok, late, bad_request };
 
 struct pending_response {
   std::chrono::nanoseconds arrival{0};
   std::chrono::nanoseconds due{0};
   response_kind kind = response_kind::ok;
+  bool keep_alive = true;
+  fault_choice fault;
 };
 
 // FIFO ring that keeps its storage: pushing allocates only when it outgrows its capacity.
@@ -49,9 +46,25 @@ class pending_queue {
   std::size_t count_ = 0;
 };
 
+// How one server thread answers: service times, faults and the late marker.
+struct answer_policy {
+  answer_policy(const server_config& config, std::uint64_t stream)
+      : service(config, stream),
+        faults(config.faults, config.seed, stream),
+        mark_late(config.mark_late),
+        idle_close(config.idle_close) {}
+
+  service_sampler service;
+  fault_picker faults;
+  std::chrono::nanoseconds mark_late;
+  std::chrono::nanoseconds idle_close;
+};
+
 class connection {
  public:
-  connection(int fd, std::uint32_t generation);
+  // `now`: the accept time, from which an idle connection counts its idle time.
+  connection(int fd, std::uint32_t generation, std::chrono::nanoseconds now,
+             std::chrono::nanoseconds idle_close);
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
@@ -59,37 +72,53 @@ class connection {
   std::uint32_t generation() const { return generation_; }
 
   // Parses bytes read at `arrival`; queues a response per request (due = arrival + service,
-  // never before the previous one). Returns true if the queue went from empty to non-empty.
-  bool on_bytes(std::string_view data, std::chrono::nanoseconds arrival, service_sampler& service);
+  // never before the previous one) with the fault drawn for it.
+  void on_bytes(std::string_view data, std::chrono::nanoseconds arrival, answer_policy& policy);
   void on_peer_closed() { reading_closed_ = peer_closed_ = true; }
 
   bool reading_closed() const { return reading_closed_; }
-  bool has_pending() const { return !pending_.empty(); }
-  std::chrono::nanoseconds next_due() const { return pending_.front().due; }
+  // When flush() must next be called without any I/O: a response falls due, a trickled
+  // byte is due, or the idle limit is reached. Empty: only I/O can change anything.
+  std::optional<std::chrono::nanoseconds> next_wakeup() const;
 
   enum class status { open, close };
-  // Writes every response due at `now` (plus leftovers of earlier writes).
+  // Writes every response due at `now` (plus leftovers of earlier writes). A `close` after
+  // a reset fault has already armed SO_LINGER 0, so closing the socket sends RST.
   status flush(std::chrono::nanoseconds now, const response_set& responses,
                arrival_recorder& recorder);
   // Records the responses that will never be written (arrival log: answered 0).
   void abandon(arrival_recorder& recorder);
 
   bool in_ready = false;  // queued on the worker's flush list
+  // The earliest wake-up the worker has queued for this connection (max: none known).
+  std::chrono::nanoseconds armed_at = std::chrono::nanoseconds::max();
 
  private:
-  void queue(std::chrono::nanoseconds arrival, std::chrono::nanoseconds due, response_kind kind);
+  void queue(const pending_response& r);
+  void start_response(const pending_response& r, std::chrono::nanoseconds now,
+                      const response_set& responses, arrival_recorder& recorder);
+  void advance_trickle(std::chrono::nanoseconds now, const response_set& responses);
+  bool closing() const { return close_after_write_ || reset_after_write_; }
+  bool idle_expired(std::chrono::nanoseconds now) const;
   status write_out();
 
   int fd_;
   std::uint32_t generation_;
+  std::chrono::nanoseconds idle_close_;
   request_reader reader_;
   pending_queue pending_;
   std::chrono::nanoseconds last_due_{0};
+  std::chrono::nanoseconds last_activity_{0};
   std::string out_;
   std::size_t out_sent_ = 0;
-  bool reading_closed_ = false;  // after Connection: close, a bad request or EOF
+  bool reading_closed_ = false;  // after Connection: close, a bad request, a closing fault, EOF
   bool peer_closed_ = false;
   bool close_after_write_ = false;
+  bool reset_after_write_ = false;
+  bool muted_ = false;  // a `never` fault: nothing more is written on this connection
+  bool trickling_ = false;
+  std::size_t trickle_pos_ = 0;
+  std::chrono::nanoseconds trickle_next_{0};
 };
 
 }  // namespace punctual::server

@@ -45,6 +45,9 @@ server_config validated(server_config config) {
   }
   if (config.service_time.count() < 0) throw std::invalid_argument("negative service time");
   if (config.duration.count() < 0) throw std::invalid_argument("negative duration");
+  if (config.idle_close.count() < 0) throw std::invalid_argument("negative idle-close time");
+  if (config.mark_late.count() < 0) throw std::invalid_argument("negative mark-late time");
+  validate_faults(config.faults);
   return config;
 }
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "server/fault.hpp"
+
 namespace punctual::server {
 
 // One window [start, start + length) measured from server start.
@@ -38,6 +40,15 @@ struct server_config {
   std::chrono::nanoseconds stall_period{0};
   // Explicit windows (may be combined with the periodic ones; overlaps merge).
   std::vector<stall_window> stall_at;
+
+  // Each request independently gets at most one of these (fractions add up to <= 1).
+  std::vector<fault_spec> faults;
+  // Close keep-alive connections that have been idle this long (0 = never).
+  std::chrono::nanoseconds idle_close{0};
+  // Responses due this long or more after their request arrived are sent as
+  // "299 Late" (0 = off). With a client timeout below it, a 299 can never be on time, so a
+  // client that counts one has given a late response to another request.
+  std::chrono::nanoseconds mark_late{0};
 
   std::string stall_log_path;    // empty = no stall log
   std::string arrival_log_path;  // empty = no arrival log

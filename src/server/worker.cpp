@@ -43,7 +43,7 @@ worker::worker(int index, const server_config& config, int listen_fd, const stal
     : gate_(gate),
       responses_(responses),
       listen_fd_(listen_fd),
-      service_(config, static_cast<std::uint64_t>(index)),
+      policy_(config, static_cast<std::uint64_t>(index)),
       recorder_(!config.arrival_log_path.empty()),
       read_buffer_(64 * 1024) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -136,11 +136,15 @@ void worker::accept_all() {
       slots_.emplace_back();
     }
     const std::uint32_t generation = next_generation_++;
-    slots_[slot] = std::make_unique<connection>(fd, generation);
+    slots_[slot] = std::make_unique<connection>(fd, generation, mono_now(), policy_.idle_close);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
     ev.data.u64 = tag_of(slot, generation);
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) close_connection(slot);
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      close_connection(slot);
+    } else {
+      arm(slot);  // the idle limit counts from the accept
+    }
   }
 }
 
@@ -157,9 +161,8 @@ void worker::read_all(std::uint32_t slot) {
       // The head is complete when the bytes that complete it have been read.
       const nanoseconds arrival = mono_now();
       const std::string_view data(read_buffer_.data(), static_cast<std::size_t>(n));
-      if (conn.on_bytes(data, arrival, service_)) {
-        due_.push({conn.next_due(), slot, conn.generation()});
-      }
+      conn.on_bytes(data, arrival, policy_);
+      arm(slot);
       if (static_cast<std::size_t>(n) < read_buffer_.size()) return;
     } else if (n == 0) {
       conn.on_peer_closed();
@@ -183,6 +186,15 @@ void worker::mark_ready(std::uint32_t slot) {
   ready_.push_back(slot);
 }
 
+// Queues one wake-up per connection for its next timer, unless an earlier one is queued.
+void worker::arm(std::uint32_t slot) {
+  connection& conn = *slots_[slot];
+  const auto at = conn.next_wakeup();
+  if (!at || *at >= conn.armed_at) return;
+  conn.armed_at = *at;
+  due_.push({*at, slot, conn.generation()});
+}
+
 void worker::flush_due() {
   if (due_.empty() && ready_.empty()) return;
   if (!stall_gate::begin_write(gate_, writer_)) return;
@@ -194,7 +206,11 @@ void worker::flush_due() {
   while (!due_.empty() && due_.top().due <= now) {
     const due_entry e = due_.top();
     due_.pop();
-    if (slots_[e.slot] && slots_[e.slot]->generation() == e.generation) mark_ready(e.slot);
+    if (slots_[e.slot] && slots_[e.slot]->generation() == e.generation) {
+      // The earliest entry of this connection is gone; flushing re-arms what is left.
+      slots_[e.slot]->armed_at = nanoseconds::max();
+      mark_ready(e.slot);
+    }
   }
   flushing_.swap(ready_);
   for (const std::uint32_t slot : flushing_) {
@@ -203,8 +219,8 @@ void worker::flush_due() {
     conn.in_ready = false;
     if (conn.flush(now, responses_, recorder_) == connection::status::close) {
       close_connection(slot);
-    } else if (conn.has_pending()) {
-      due_.push({conn.next_due(), slot, conn.generation()});
+    } else {
+      arm(slot);
     }
   }
   flushing_.clear();

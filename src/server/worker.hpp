@@ -12,7 +12,6 @@
 #include "server/arrival_log.hpp"
 #include "server/connection.hpp"
 #include "server/server_config.hpp"
-#include "server/service_time.hpp"
 #include "server/stall_gate.hpp"
 
 namespace punctual::server {
@@ -47,6 +46,7 @@ class worker {
   void read_all(std::uint32_t slot);
   void flush_due();
   void mark_ready(std::uint32_t slot);
+  void arm(std::uint32_t slot);
   void close_connection(std::uint32_t slot);
 
   const stall_gate& gate_;
@@ -56,7 +56,7 @@ class worker {
   int wake_fd_ = -1;
   std::atomic<bool> stop_{false};
   stall_gate::writer_slot writer_;
-  service_sampler service_;
+  answer_policy policy_;
   arrival_recorder recorder_;
 
   std::vector<std::unique_ptr<connection>> slots_;

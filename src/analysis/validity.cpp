@@ -1,0 +1,193 @@
+#include "analysis/validity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "analysis/text.hpp"
+
+namespace punctual::analysis {
+namespace {
+
+using record::view;
+
+constexpr double min_send_lag_allowance_ns = 1e6;  // 1 ms
+constexpr double send_lag_share = 0.10;
+constexpr double connection_headroom = 1.5;
+constexpr double stall_factor = 10.0;
+
+check make_check(std::string name, std::string_view relation, std::string_view unit,
+                 check_level level = check_level::gating) {
+  check c;
+  c.name = std::move(name);
+  c.relation = relation;
+  c.unit = unit;
+  c.level = level;
+  return c;
+}
+
+bool slo_names(const std::vector<double>& slo_percentiles, double p) {
+  return std::any_of(slo_percentiles.begin(), slo_percentiles.end(),
+                     [p](double s) { return same_percentile(s, p); });
+}
+
+void add_send_lag_checks(const validity_input& in, std::vector<check>& out) {
+  const auto& lag = in.views[view::send_lag];
+  const auto& response = in.views[view::response_time];
+  struct point {
+    const char* name;
+    double percentile;
+  };
+  for (const point pt : {point{"send_lag_p99", 99.0}, point{"send_lag_p99.9", 99.9},
+                         point{"send_lag_max", 100.0}}) {
+    check c = make_check(pt.name, "<=", "ns");
+    c.figure = lag.total_count() > 0 ? static_cast<double>(lag.value_at_percentile(pt.percentile)) : 0;
+    const double rt =
+        response.total_count() > 0 ? static_cast<double>(response.value_at_percentile(pt.percentile)) : 0;
+    c.threshold = std::max(min_send_lag_allowance_ns, send_lag_share * rt);
+    c.pass = c.figure <= c.threshold;
+    if (!c.pass) {
+      c.note = "the generator fell " + duration_text(c.figure) + " behind its schedule at " +
+               (pt.percentile == 100.0 ? std::string("the maximum") : "p" + percentile_label(pt.percentile)) +
+               "; allowed is the larger of 1ms and 10% of the response time there (" +
+               duration_text(rt) + "): use more threads, --precision spin, or a lower rate";
+    }
+    out.push_back(std::move(c));
+  }
+}
+
+void add_drop_check(const validity_input& in, std::vector<check>& out) {
+  check c = make_check("dropped", "<=", "requests");
+  c.figure = static_cast<double>(in.counts.outcomes[record::index(record::outcome::dropped)]);
+  c.threshold = 0;
+  c.pass = c.figure <= 0;
+  if (!c.pass) {
+    c.note = number_text(c.figure) +
+             " requests were dropped because the queue was full; their response times are unknown";
+  }
+  out.push_back(std::move(c));
+}
+
+void add_connection_check(const validity_input& in, std::vector<check>& out) {
+  if (!in.rate_per_s) return;  // closed model: the server sets the rate, there is none to sustain
+  const double mean_ns = steady_mean_service_ns(in.views, in.intervals);
+  check c = make_check("connection_cap", ">=", "connections");
+  c.figure = in.connections;
+  c.threshold = connection_headroom * *in.rate_per_s * mean_ns / 1e9;
+  c.pass = c.figure >= c.threshold;
+  if (!c.pass) {
+    c.note = "-c " + std::to_string(in.connections) + " cannot carry " + number_text(*in.rate_per_s) +
+             " req/s at a mean service time of " + duration_text(mean_ns) + "; -c " +
+             std::to_string(connections_needed(*in.rate_per_s, mean_ns)) + " would have sufficed";
+  }
+  out.push_back(std::move(c));
+}
+
+double observed_rate_per_s(const validity_input& in) {
+  const double seconds = std::chrono::duration<double>(in.window).count();
+  if (seconds <= 0) return 0;
+  return static_cast<double>(in.views[view::response_time].total_count()) / seconds;
+}
+
+// A check that percentile p has at least 10 samples beyond it; p == 100 is exempt.
+check samples_beyond_check(const validity_input& in, double p, check_level level) {
+  const auto n = static_cast<double>(in.views[view::response_time].total_count());
+  const double tail = 1.0 - p / 100.0;
+  check c = make_check("samples_beyond_p" + percentile_label(p), ">=", "samples", level);
+  c.figure = n * tail;
+  c.threshold = static_cast<double>(min_samples_beyond);
+  // Compare with a little slack: n * (1 - p/100) is inexact in binary (e.g. 1000 * 0.01).
+  c.pass = c.figure >= c.threshold - 1e-9;
+  if (c.pass) return c;
+  const double needed = std::ceil(static_cast<double>(min_samples_beyond) / tail - 1e-9);
+  const double rate = observed_rate_per_s(in);
+  c.note = "p" + percentile_label(p) + " has " + number_text(c.figure) + " samples beyond it, " +
+           "fewer than " + std::to_string(min_samples_beyond) + "; ";
+  if (rate > 0) {
+    c.note += "a run of " + duration_text(needed / rate * 1e9) + " at the observed " + number_text(rate) +
+              " req/s would resolve it";
+  } else {
+    c.note += "it needs " + number_text(needed) + " samples";
+  }
+  return c;
+}
+
+void add_cpu_warnings(const validity_input& in, std::vector<check>& out) {
+  for (std::size_t w = 0; w < in.worker_cpu_shares.size(); ++w) {
+    check c = make_check("worker_cpu_" + std::to_string(w), "<=", "share", check_level::warning);
+    c.figure = in.worker_cpu_shares[w];
+    c.threshold = cpu_share_warning;
+    c.pass = c.figure <= c.threshold;
+    if (!c.pass) {
+      c.note = "worker " + std::to_string(w) + " used " + number_text(c.figure * 100) +
+               "% of a CPU; it may not keep its schedule: use more threads";
+    }
+    out.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
+bool validity_report::valid() const noexcept {
+  return std::all_of(checks.begin(), checks.end(),
+                     [](const check& c) { return c.pass || c.level == check_level::warning; });
+}
+
+std::vector<const check*> validity_report::failures() const {
+  std::vector<const check*> out;
+  for (const auto& c : checks) {
+    if (!c.pass && c.level == check_level::gating) out.push_back(&c);
+  }
+  return out;
+}
+
+std::vector<const check*> validity_report::warnings() const {
+  std::vector<const check*> out;
+  for (const auto& c : checks) {
+    if (!c.pass && c.level == check_level::warning) out.push_back(&c);
+  }
+  return out;
+}
+
+std::uint32_t connections_needed(double rate_per_s, double mean_service_ns) noexcept {
+  const double c = std::ceil(connection_headroom * rate_per_s * mean_service_ns / 1e9 - 1e-9);
+  if (!(c >= 1)) return 1;
+  return c >= 4e9 ? 4'000'000'000U : static_cast<std::uint32_t>(c);
+}
+
+double steady_mean_service_ns(const record::view_set& views, const interval_series& intervals) noexcept {
+  const auto& service = views[view::service_time];
+  if (service.total_count() == 0) return 0;
+  const double median = static_cast<double>(service.value_at_percentile(50));
+  double weighted = 0;
+  double count = 0;
+  for (std::size_t i = 0; i < intervals.size(); ++i) {
+    const auto& row = intervals.at(i);
+    if (row.service_count == 0 || static_cast<double>(row.service_p50_ns) > stall_factor * median) continue;
+    weighted += row.service_mean_ns * static_cast<double>(row.service_count);
+    count += static_cast<double>(row.service_count);
+  }
+  return count > 0 ? weighted / count : service.mean();
+}
+
+validity_report check_validity(const validity_input& in) {
+  validity_report report;
+  auto& out = report.checks;
+  add_send_lag_checks(in, out);
+  add_drop_check(in, out);
+  add_connection_check(in, out);
+  std::vector<double> gated;
+  for (const double p : in.slo_percentiles) {
+    if (p >= 100.0 || slo_names(gated, p)) continue;
+    gated.push_back(p);
+    out.push_back(samples_beyond_check(in, p, check_level::gating));
+  }
+  for (const double p : summary_percentiles) {
+    if (p >= 100.0 || slo_names(gated, p)) continue;
+    out.push_back(samples_beyond_check(in, p, check_level::warning));
+  }
+  add_cpu_warnings(in, out);
+  return report;
+}
+
+}  // namespace punctual::analysis
