@@ -12,7 +12,7 @@ deps:
 	@bash scripts/install-deps.sh
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -29,12 +29,12 @@ test-full: build
 	FULL=1 bash scripts/run-tests.sh
 
 fuzz: deps
-	CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON
+	CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-300} bash scripts/run-fuzz.sh $(SAN_BUILD)
 
 bench: deps
-	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_BENCH=ON -DPUNCTUAL_TESTS=OFF
+	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_BENCH=ON -DPUNCTUAL_TESTS=OFF
 	cmake --build build-bench -j $(JOBS)
 
 format:

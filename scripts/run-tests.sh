@@ -10,6 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 SAN_BUILD=${SAN_BUILD:-build-asan}
+TSAN_BUILD=${TSAN_BUILD:-build-tsan}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 JOBS=${JOBS:-$(nproc)}
 passed=0
@@ -32,10 +33,20 @@ stage() {  # stage NAME COMMAND...
 }
 
 san_build() {
-  CC=clang CXX=clang++ cmake -S . -B "$SAN_BUILD" -DCMAKE_BUILD_TYPE=Debug \
+  CC=clang CXX=clang++ cmake -S . -B "$SAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON >/dev/null &&
-    cmake --build "$SAN_BUILD" -j "$JOBS" 2>&1 | grep -Ev '^\[ *[0-9]+%\]' || true
+    cmake --build "$SAN_BUILD" -j "$JOBS" | grep -Ev '^\[[0-9]+/[0-9]+\]' || true
   test -x "$SAN_BUILD/punctual"
+}
+
+# TSan: the recorder and engine tests only (they link just their units, so this stays quick).
+tsan_tests() {
+  CC=clang CXX=clang++ cmake -S . -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DPUNCTUAL_TSAN=ON >/dev/null &&
+    cmake --build "$TSAN_BUILD" -j "$JOBS" --target recorder_test engine_run_test |
+    grep -Ev '^\[[0-9]+/[0-9]+\]'
+  TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/recorder_test" --gtest_brief=1 &&
+    TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/engine_run_test" --gtest_brief=1
 }
 
 san_integration() {
@@ -57,6 +68,7 @@ stage "normal build: integration tests (nginx, punctual serve)" \
 stage "asan+ubsan build" san_build
 stage "asan+ubsan: unit tests" ctest --test-dir "$SAN_BUILD" -L unit --output-on-failure -j "$JOBS"
 stage "asan+ubsan: low-rate integration subset" san_integration
+stage "tsan: recorder and engine tests" tsan_tests
 stage "fuzz smoke (${FUZZ_SECONDS}s per target)" bash scripts/run-fuzz.sh "$SAN_BUILD"
 if [[ -f tests/interop/run.sh ]]; then
   stage "hdr-histogram-js interop" bash tests/interop/run.sh "$BUILD/interop" "$BUILD/punctual"

@@ -60,7 +60,6 @@ std::optional<value_interval> binomial_interval(const hdr::histogram& h, double 
   out.hi = h.highest_equivalent_value(h.value_from_index(hi_index));
   // The point estimate (valueAtPercentile) is a bucket's highest value; never exclude it.
   out.hi = std::max(out.hi, h.value_at_percentile(percentile));
-  out.hi = std::min(out.hi, h.max());
   return out;
 }
 

@@ -13,9 +13,6 @@ interval_series::interval_series(std::span<const double> extra_percentiles)
     if (!percentile_index(p)) percentiles_.push_back(p);
   }
   std::sort(percentiles_.begin(), percentiles_.end());
-  // One hour of one-second intervals without reallocating during the run.
-  rows_.reserve(3600);
-  values_.reserve(3600 * percentiles_.size());
 }
 
 std::optional<std::size_t> interval_series::percentile_index(double percentile) const noexcept {

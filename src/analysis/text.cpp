@@ -12,19 +12,21 @@ std::string percentile_label(double percentile) {
 }
 
 std::string duration_text(double ns) {
-  struct unit {
-    double scale;
-    const char* name;
-  };
-  static constexpr unit units[] = {{60e9, "m"}, {1e9, "s"}, {1e6, "ms"}, {1e3, "us"}};
   char buf[48];
-  for (const auto& u : units) {
-    if (std::fabs(ns) >= u.scale) {
-      std::snprintf(buf, sizeof buf, "%.3g%s", ns / u.scale, u.name);
-      return buf;
-    }
+  const double s = ns / 1e9;
+  if (std::fabs(s) >= 36000) {
+    std::snprintf(buf, sizeof buf, "%.0fh", s / 3600);
+  } else if (std::fabs(s) >= 600) {
+    std::snprintf(buf, sizeof buf, "%.0fm", s / 60);
+  } else if (std::fabs(s) >= 1) {
+    std::snprintf(buf, sizeof buf, "%.3gs", s);
+  } else if (std::fabs(ns) >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.3gms", ns / 1e6);
+  } else if (std::fabs(ns) >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.3gus", ns / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0fns", ns);
   }
-  std::snprintf(buf, sizeof buf, "%.0fns", ns);
   return buf;
 }
 

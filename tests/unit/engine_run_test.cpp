@@ -1,0 +1,109 @@
+// The engine against the in-process test server: accounting, intervals and interruption.
+// Checks counts, not timing (timing belongs to the truth tests and benchmarks); it also runs
+// under TSan to check the workers and the collector for data races.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "engine/run.hpp"
+#include "http/request.hpp"
+#include "server/server.hpp"
+
+namespace punctual::engine {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+struct fixture {
+  server::server srv{[] {
+    server::server_config c;
+    c.stall_at = {{milliseconds(400), milliseconds(200)}};
+    return c;
+  }()};
+  run_config config;
+
+  explicit fixture(model_kind model, nanoseconds duration) {
+    const std::uint16_t port = srv.start();
+    std::string error;
+    EXPECT_TRUE(net::resolve("127.0.0.1", port, config.target, error)) << error;
+    http::request_spec spec;
+    spec.host = "127.0.0.1:" + std::to_string(port);
+    config.request = http::encode_request(spec);
+    config.model = model;
+    config.threads = 2;
+    config.connections = 4;
+    config.duration = duration;
+    config.think = milliseconds(model == model_kind::closed ? 5 : 0);
+    for (int s = 200; s < 400; ++s) config.expected_status.set(s);
+  }
+
+  schedule::plan plan(double rate) const {
+    schedule::plan p;
+    p.rate_per_s = rate;
+    p.duration = config.duration;
+    p.workers = config.threads;
+    return p;
+  }
+};
+
+std::int64_t sum_of(const std::vector<std::int64_t>& v) {
+  std::int64_t s = 0;
+  for (auto x : v) s += x;
+  return s;
+}
+
+TEST(engine_run, open_model_accounts_every_planned_request) {
+  fixture f(model_kind::open, milliseconds(1000));
+  load_run run(f.config, f.plan(500));
+  std::vector<std::int64_t> per_interval;
+  std::int64_t expected_index = 0;
+  const auto r = run.execute([&](std::int64_t index, const record::view_set& v) {
+    EXPECT_EQ(index, expected_index++);  // intervals arrive in order, none skipped
+    per_interval.push_back(v[record::view::response_time].total_count());
+  });
+  const auto& c = r.measured.counts;
+  EXPECT_EQ(c.planned, 500u);
+  EXPECT_EQ(c.outcome_total(), c.planned);
+  EXPECT_EQ(c.outcomes[record::index(record::outcome::ok)], c.planned);
+  EXPECT_FALSE(r.interrupted);
+  // The interval log holds every recorded response time exactly once.
+  EXPECT_EQ(sum_of(per_interval), r.measured.views[record::view::response_time].total_count());
+  // Requests due in the 200 ms stall waited for it: the slowest waited most of it.
+  EXPECT_GE(r.measured.views[record::view::response_time].max(), nanoseconds(milliseconds(150)).count());
+}
+
+TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {
+  fixture f(model_kind::open, milliseconds(5000));
+  load_run run(f.config, f.plan(500));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(450));  // inside the stall: some requests are out
+    run.interrupt();
+  });
+  const auto r = run.execute([](std::int64_t, const record::view_set&) {});
+  stopper.join();
+  const auto& c = r.measured.counts;
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_LT(r.window, milliseconds(1000));
+  EXPECT_LT(c.planned, 500u);
+  EXPECT_GT(c.planned, 0u);
+  EXPECT_EQ(c.outcome_total(), c.planned);
+  EXPECT_EQ(c.censored, c.outcomes[record::index(record::outcome::unfinished)] +
+                            c.outcomes[record::index(record::outcome::timeout)]);
+}
+
+TEST(engine_run, closed_model_sends_only_when_answered) {
+  fixture f(model_kind::closed, milliseconds(800));
+  load_run run(f.config, std::nullopt);
+  const auto r = run.execute([](std::int64_t, const record::view_set&) {});
+  const auto& c = r.measured.counts;
+  EXPECT_GT(c.planned, 0u);
+  EXPECT_EQ(c.outcome_total(), c.planned);
+  // 4 connections, each pausing 5 ms, and stalled for 200 ms: at most ~(800-200)/5 each.
+  EXPECT_LE(c.planned, 4u * 130u);
+  // Closed loop: nothing ever waits in the generator's queue.
+  EXPECT_EQ(r.measured.views[record::view::queue_wait].max(), 0);
+}
+
+}  // namespace
+}  // namespace punctual::engine
