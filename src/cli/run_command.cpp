@@ -71,13 +71,15 @@ int run_command(const run_options& o, const std::vector<std::string>& command_li
     if (!setup.plan) throw usage_error("--schedule-out: the closed model has no schedule");
     write_schedule_file(setup, o.schedule_out);
   }
-  const engine::run_result r = perform_run(setup, o.hlog_out);
+  analysis::interval_series series(analysis::slo_percentiles(setup.slos));
+  const engine::run_result r = perform_run(setup, o.hlog_out, &series);
+  const report::verdicts verdicts = judge(setup, r, series);
   const bool json_to_stdout = o.json_out == "-";
   std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
-  report::write_text(text_out, setup.description, r, o.full_latency, o.full_service);
+  report::write_text(text_out, setup.description, r, verdicts, o.full_latency, o.full_service);
   if (!o.json_out.empty()) {
     std::ostringstream json;
-    report::write_json(json, setup.description, r);
+    report::write_json(json, setup.description, r, verdicts);
     if (json_to_stdout) {
       std::cout << json.str() << std::flush;
     } else {
@@ -88,16 +90,65 @@ int run_command(const run_options& o, const std::vector<std::string>& command_li
     write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(
                                           r.measured.views[record::view::response_time]));
   }
-  return r.interrupted ? exit_interrupted : exit_ok;
+  return exit_code_for(r, verdicts);
+}
+
+std::vector<double> worker_cpu_shares(const engine::run_result& r) {
+  std::vector<double> shares;
+  for (const auto& w : r.workers) {
+    const auto busy = static_cast<double>(w.busy_wall.count());
+    shares.push_back(busy > 0 ? static_cast<double>(w.cpu.count()) / busy : 0.0);
+  }
+  return shares;
 }
 
 }  // namespace
 
-engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path) {
+report::verdicts judge(const run_setup& setup, const engine::run_result& r,
+                       const analysis::interval_series& series) {
+  report::verdicts v;
+  const auto& views = r.measured.views;
+  const auto slo_ps = analysis::slo_percentiles(setup.slos);
+  v.validity = analysis::check_validity({.views = views,
+                                         .counts = r.measured.counts,
+                                         .rate_per_s = setup.description.rate_per_s,
+                                         .connections = setup.config.connections,
+                                         .worker_cpu_shares = worker_cpu_shares(r),
+                                         .intervals = series,
+                                         .slo_percentiles = slo_ps,
+                                         .window = r.window});
+  for (const double p : report::summary_percentiles) {
+    v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
+  }
+  if (!setup.slos.empty()) {
+    std::optional<hdr::histogram> rec;
+    if (setup.description.expected_interval) rec = report::reconstructed(r, *setup.description.expected_interval);
+    v.slo = analysis::evaluate_slos(
+        setup.slos, {.views = views,
+                     .counts = r.measured.counts,
+                     .intervals = series,
+                     .bound = setup.slo_bound,
+                     .closed_model = setup.config.model == engine::model_kind::closed,
+                     .reconstructed = rec ? &*rec : nullptr,
+                     .allow_uncorrected = setup.allow_uncorrected});
+  }
+  return v;
+}
+
+int exit_code_for(const engine::run_result& r, const report::verdicts& v) {
+  if (r.interrupted) return exit_interrupted;
+  const bool slo_failed = v.slo && v.slo->any_failed();
+  const bool service_failed = v.slo && v.slo->any_service_time_failure();
+  return analysis::exit_code(!v.validity.valid(), slo_failed, service_failed);
+}
+
+engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
+                               analysis::interval_series* series) {
   engine::load_run run(setup.config, setup.plan);
   std::ostringstream hlog_text;
   std::unique_ptr<hdr::interval_log_writer> log;
   const auto sink = [&](std::int64_t index, const record::view_set& v) {
+    if (series) series->add(v);
     if (hlog_path.empty()) return;
     if (!log) {
       // StartTime and BaseTime are the measured window's start, as jHiccup writes them.

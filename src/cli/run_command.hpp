@@ -3,14 +3,24 @@
 #include <string>
 
 #include "cli/atomic_file.hpp"
+#include "analysis/interval_series.hpp"
 #include "cli/run_options.hpp"
 #include "engine/run.hpp"
 
 namespace punctual::cli {
 
 // Runs the load with SIGINT/SIGTERM ending the window early; writes the interval log to
-// `hlog_path` (if not empty) as the run goes. Throws run_error if nothing could connect.
-engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path);
+// `hlog_path` (if not empty) as the run goes, and feeds every interval to `series` (if given).
+// Throws run_error if nothing could connect.
+engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
+                               analysis::interval_series* series = nullptr);
+
+// Validity checks, confidence intervals and SLO verdicts for a finished run.
+report::verdicts judge(const run_setup& setup, const engine::run_result& r,
+                       const analysis::interval_series& series);
+
+// product.md's precedence (after 2 and 1, which stop a run before it starts).
+int exit_code_for(const engine::run_result& r, const report::verdicts& v);
 
 
 }  // namespace punctual::cli

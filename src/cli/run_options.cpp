@@ -170,6 +170,9 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--think", o.think, "closed model: pause between a response and the next request");
   cmd.add_option("--expected-interval", o.expected_interval,
                  "closed model: add a reconstructed view by expected-interval correction");
+  cmd.add_option("--slo", o.slos, "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99% (repeatable)");
+  cmd.add_option("--slo-bound", o.slo_bound, "point (default) or upper: gate percentiles on the upper 95% bound");
+  cmd.add_flag("--allow-uncorrected", o.allow_uncorrected, "closed model: gate on uncorrected latency anyway");
 }
 
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line) {
@@ -221,6 +224,18 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
     d.expected_interval = parse_duration("--expected-interval", o.expected_interval);
     if (d.expected_interval->count() <= 0) throw usage_error("--expected-interval: must be more than 0");
   }
+  for (const auto& text : o.slos) {
+    try {
+      s.slos.push_back(analysis::parse_slo(text));
+    } catch (const analysis::slo_syntax_error& e) {
+      throw usage_error(e.what());
+    }
+  }
+  if (o.slo_bound != "point" && o.slo_bound != "upper") {
+    throw usage_error("--slo-bound: '" + o.slo_bound + "' is not a bound (expected point or upper)");
+  }
+  s.slo_bound = o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
+  s.allow_uncorrected = o.allow_uncorrected;
   if (c.model == engine::model_kind::open) {
     s.plan = build_plan(o, c);
     d.schedule_text = schedule::describe(*s.plan);

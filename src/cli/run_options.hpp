@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/slo.hpp"
 #include "engine/config.hpp"
 #include "report/run_report.hpp"
 #include "schedule/plan.hpp"
@@ -45,6 +46,9 @@ struct run_options {
   std::string model = "open";
   std::string think = "0s";
   std::string expected_interval;
+  std::vector<std::string> slos;
+  std::string slo_bound = "point";
+  bool allow_uncorrected = false;
 };
 
 void add_run_options(CLI::App& cmd, run_options& o);
@@ -53,6 +57,9 @@ struct run_setup {
   engine::run_config config;
   std::optional<schedule::plan> plan;
   report::run_description description;
+  std::vector<analysis::slo_expression> slos;
+  analysis::bound_mode slo_bound = analysis::bound_mode::point;
+  bool allow_uncorrected = false;
 };
 
 // Checks every value and builds the configuration; throws usage_error with one line.

@@ -40,7 +40,19 @@ json outcomes_json(const record::counters& c) {
   return o;
 }
 
-json latency_json(const engine::run_result& r, const run_description& d) {
+json ci_json(const verdicts& v) {
+  json ci = json::object();
+  json methods = json::object();
+  for (std::size_t i = 0; i < v.response_ci.size() && i < std::size(summary_percentiles); ++i) {
+    if (!v.response_ci[i].available()) continue;
+    const std::string key = percentile_key(summary_percentiles[i]);
+    ci[key] = json::array({v.response_ci[i].lo, v.response_ci[i].hi});
+    methods[key] = v.response_ci[i].method;
+  }
+  return json{{"ci", ci}, {"methods", methods}};
+}
+
+json latency_json(const engine::run_result& r, const run_description& d, const verdicts& verdict) {
   json latency = json::object();
   const auto& c = r.measured.counts;
   for (std::size_t i = 0; i < record::view_count; ++i) {
@@ -49,6 +61,9 @@ json latency_json(const engine::run_result& r, const run_description& d) {
     latency[std::string(record::view_names[i])] =
         view_json(r.measured.views[v], censorable ? c.censored : 0);
   }
+  const json ci = ci_json(verdict);
+  latency["response_time"]["percentiles_ci_ns"] = ci["ci"];
+  latency["response_time"]["percentiles_ci_method"] = ci["methods"];
   if (d.expected_interval) {
     json rec = view_json(reconstructed(r, *d.expected_interval), c.censored);
     rec["note"] = "reconstructed: samples added after the fact by expected-interval correction";
@@ -93,9 +108,42 @@ json generator_json(const engine::run_result& r) {
   return json{{"workers", workers}};
 }
 
+json validity_json(const verdicts& v) {
+  json checks = json::array();
+  for (const auto& c : v.validity.checks) {
+    checks.push_back({{"name", c.name},
+                      {"figure", c.figure},
+                      {"relation", c.relation},
+                      {"threshold", c.threshold},
+                      {"unit", c.unit},
+                      {"level", c.level == analysis::check_level::gating ? "gating" : "warning"},
+                      {"pass", c.pass},
+                      {"note", c.note}});
+  }
+  return json{{"valid", v.validity.valid()}, {"checks", checks}};
+}
+
+json slo_json(const verdicts& v) {
+  if (!v.slo) return json(nullptr);
+  json results = json::array();
+  for (const auto& r : v.slo->results) {
+    results.push_back({{"expression", r.text},
+                       {"figure", r.figure},
+                       {"bound", r.bound},
+                       {"threshold", r.threshold},
+                       {"pass", r.pass},
+                       {"service_time_fails", r.service_time_fails},
+                       {"service_figure", r.service_figure}});
+  }
+  json j{{"basis", v.slo->basis}, {"refused", v.slo->refused}, {"results", results}};
+  if (v.slo->refused) j["refusal"] = v.slo->refusal;
+  return j;
+}
+
 }  // namespace
 
-void write_json(std::ostream& out, const run_description& d, const engine::run_result& r) {
+void write_json(std::ostream& out, const run_description& d, const engine::run_result& r,
+                const verdicts& v) {
   const auto& c = r.measured.counts;
   json socket_errors = json::object();
   for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
@@ -126,7 +174,9 @@ void write_json(std::ostream& out, const run_description& d, const engine::run_r
              {"sent", per_second(c.sent_in_window, r.window)},
              {"completed", per_second(c.completed_in_window, r.window)}}},
            {"bytes", {{"sent", c.bytes_sent}, {"received", c.bytes_received}}},
-           {"latency", latency_json(r, d)},
+           {"latency", latency_json(r, d, v)},
+           {"validity", validity_json(v)},
+           {"slo", slo_json(v)},
            {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts)}}},
            {"generator", generator_json(r)}};
   out << doc.dump(2) << '\n';

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/confidence.hpp"
+#include "analysis/slo.hpp"
+#include "analysis/validity.hpp"
 #include "engine/run.hpp"
 #include "punctual/histogram/histogram.hpp"
 
@@ -33,6 +36,14 @@ struct run_description {
   std::optional<nanoseconds> expected_interval;  // closed model reconstruction
 };
 
+// What the analysis concluded about a run: whether to believe it, and the SLO verdicts.
+struct verdicts {
+  analysis::validity_report validity;
+  std::optional<analysis::slo_evaluation> slo;  // none without --slo
+  // 95% intervals of the response time at each summary percentile, in that order.
+  std::vector<analysis::percentile_ci> response_ci;
+};
+
 // The percentiles every summary shows.
 inline constexpr double summary_percentiles[] = {50, 75, 90, 99, 99.9, 99.99, 100};
 
@@ -44,8 +55,9 @@ double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept;
 hdr::histogram reconstructed(const engine::run_result& r, nanoseconds expected_interval);
 
 void write_text(std::ostream& out, const run_description& d, const engine::run_result& r,
-                bool full_latency, bool full_service);
-void write_json(std::ostream& out, const run_description& d, const engine::run_result& r);
+                const verdicts& v, bool full_latency, bool full_service);
+void write_json(std::ostream& out, const run_description& d, const engine::run_result& r,
+                const verdicts& v);
 
 // "1.234ms", "12.5s", "850us": three significant figures, for text only.
 std::string format_duration(nanoseconds d);

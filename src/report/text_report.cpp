@@ -7,6 +7,12 @@
 #include "report/run_report.hpp"
 
 namespace punctual::report {
+
+// verdict_text.cpp
+void write_invalid_reasons(std::ostream& out, const verdicts& v);
+void write_validity(std::ostream& out, const verdicts& v);
+void write_slos(std::ostream& out, const verdicts& v);
+
 namespace {
 
 std::string seconds_text(nanoseconds d) { return format_duration(d); }
@@ -65,8 +71,15 @@ std::string cell(const hdr::histogram& h, double p, double bound_from) {
   return p >= bound_from ? ">=" + v : v;
 }
 
+std::string ci_cell(const verdicts& v, std::size_t i) {
+  if (i >= v.response_ci.size() || !v.response_ci[i].available()) return "-";
+  const auto& c = v.response_ci[i];
+  return fmt::format("{}..{} {}", format_duration(nanoseconds{c.lo}), format_duration(nanoseconds{c.hi}),
+                     c.method == analysis::method_batch_means ? "(batch)" : "(binom)");
+}
+
 void write_latency_table(std::ostream& out, const run_description& d,
-                         const engine::run_result& r) {
+                         const engine::run_result& r, const verdicts& v) {
   const auto& views = r.measured.views;
   const auto& rt = views[record::view::response_time];
   const auto& st = views[record::view::service_time];
@@ -74,13 +87,15 @@ void write_latency_table(std::ostream& out, const run_description& d,
   std::optional<hdr::histogram> rec;
   if (d.expected_interval) rec = reconstructed(r, *d.expected_interval);
   const char* first = d.model == "open" ? "response time" : "latency (observed)";
-  fmt::print(out, "\n{:>8}  {:>15}  {:>13}{}\n", "", first, "service time",
-             rec ? "  reconstructed" : "");
+  fmt::print(out, "\n{:>8}  {:>15}  {:>13}{}  {}\n", "", first, "service time",
+             rec ? "  reconstructed" : "", "95% interval of the first column");
+  std::size_t i = 0;
   for (const double p : summary_percentiles) {
     const std::string label = p == 100 ? "max" : fmt::format("p{:g}", p);
     fmt::print(out, "{:>8}  {:>15}  {:>13}", label, cell(rt, p, bound_from), cell(st, p, 101));
     if (rec) fmt::print(out, "  {:>13}", cell(*rec, p, bound_from));
-    fmt::print(out, "\n");
+    fmt::print(out, "  {}\n", p == 100 ? "" : ci_cell(v, i));
+    ++i;
   }
   if (r.measured.counts.censored) {
     fmt::print(out, "(>= marks a lower bound: {} of {} samples are censored by timeouts or "
@@ -152,12 +167,15 @@ std::string format_duration(nanoseconds d) {
 }
 
 void write_text(std::ostream& out, const run_description& d, const engine::run_result& r,
-                bool full_latency, bool full_service) {
+                const verdicts& v, bool full_latency, bool full_service) {
+  write_invalid_reasons(out, v);
   write_header(out, d, r);
   write_outcomes(out, r);
-  write_latency_table(out, d, r);
+  write_latency_table(out, d, r, v);
   write_generator(out, d, r);
   write_errors_and_transfer(out, r);
+  write_validity(out, v);
+  write_slos(out, v);
   if (full_latency) {
     fmt::print(out, "\nresponse time distribution (ms):\n");
     hdr::write_percentile_distribution(out, r.measured.views[record::view::response_time]);
