@@ -1,0 +1,114 @@
+"""Resource limits and the second interrupt (issue 5).
+
+- Out of ephemeral ports mid-run: inside a private network namespace (unshare -n, as root) the
+  local port range is cut to two ports, so connections beyond two fail with EADDRNOTAVAIL. Those
+  requests must be counted as socket_error `no_ports`, the run must go on, and the denominator
+  must hold.
+- A -c beyond the open-file limit is refused before anything is sent (exit 2, one line).
+- A second SIGINT exits at once (130) and leaves no partial output file.
+
+Usage: test_resources.py PATH_TO_PUNCTUAL
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+NETNS_SCRIPT = r"""
+set -e
+ip link set lo up
+sysctl -q -w net.ipv4.ip_local_port_range="40000 40001"
+"$1" serve --port 18090 --duration 8s --service-time 20ms >/dev/null &
+server=$!
+for i in $(seq 50); do
+  (exec 3<>/dev/tcp/127.0.0.1/18090) 2>/dev/null && break
+  sleep 0.05
+done
+set +e
+"$1" run -t1 -c4 -R200 -d2s --timeout 1s --json "$2" http://127.0.0.1:18090/ >/dev/null 2>&1
+echo "rc=$?"
+kill $server 2>/dev/null
+wait $server 2>/dev/null
+exit 0
+"""
+
+
+def out_of_ports(binary):
+    if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
+        raise AssertionError("needs root, unshare and ip (util-linux, iproute2)")
+    work = tempfile.mkdtemp(prefix="punctual-ports-")
+    try:
+        report_path = os.path.join(work, "r.json")
+        script = os.path.join(work, "ns.sh")
+        with open(script, "w") as f:
+            f.write(NETNS_SCRIPT)
+        started = time.monotonic()
+        proc = subprocess.run(["unshare", "-n", "bash", script, binary, report_path],
+                              capture_output=True, text=True, timeout=30)
+        wall = time.monotonic() - started
+        harness.check("rc=" in proc.stdout, f"the run did not happen: {proc.stdout} {proc.stderr}")
+        import json
+        with open(report_path) as f:
+            report = json.load(f)
+        harness.assert_denominator(report)
+        no_ports = report["socket_errors"]["no_ports"]
+        harness.check(no_ports > 0, f"no request counted as no_ports: {report['socket_errors']}")
+        harness.check(report["socket_errors"]["connect"] == 0,
+                      "port exhaustion must not be blamed on the server (connect)")
+        harness.check(report["outcomes"]["ok"] > 0, "the run did not go on after running out of ports")
+        harness.check(wall < 2 + 1 + 1 + 3, f"took {wall:.1f} s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def too_many_connections(binary):
+    proc = subprocess.run(["prlimit", "--nofile=100", binary, "run", "-t1", "-c", "500", "-R", "10",
+                           f"http://127.0.0.1:{harness.closed_port()}/"],
+                          capture_output=True, text=True, timeout=10)
+    harness.check_eq(proc.returncode, 2, "exit code")
+    lines = harness.stderr_lines(proc.stderr)
+    harness.check(len(lines) == 1 and "500" in lines[0], f"stderr: {proc.stderr!r}")
+
+
+def second_interrupt(binary):
+    work = tempfile.mkdtemp(prefix="punctual-sigint-")
+    try:
+        # A server that never answers: the first SIGINT starts a drain of up to 1 s, and the
+        # second one, sent inside it, must end the process at once.
+        with harness.punctual_serve(binary, "--stall-at", "0s:60s", "--duration", "30s") as srv:
+            out = os.path.join(work, "r.json")
+            proc = subprocess.Popen([binary, "run", "-t1", "-c4", "-R200", "-d10s", "--json", out,
+                                     "--hlog", os.path.join(work, "r.hlog"), srv.url()],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.1)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            rc = proc.wait(timeout=10)
+            elapsed = time.monotonic() - sent
+        harness.check_eq(rc, 130, "exit code")
+        harness.check(elapsed < 0.5, f"the second SIGINT took {elapsed:.2f} s to end the run")
+        leftovers = [n for n in os.listdir(work) if ".tmp" in n]
+        harness.check(not leftovers, f"partial files left behind: {leftovers}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    checks = harness.Checks("resources")
+    checks.run("out of ephemeral ports mid-run is counted as no_ports", out_of_ports, binary)
+    checks.run("-c beyond the open-file limit is refused up front", too_many_connections, binary)
+    checks.run("a second SIGINT exits at once without partial files", second_interrupt, binary)
+    checks.finish()
+
+
+if __name__ == "__main__":
+    main()
