@@ -6,20 +6,13 @@
 #include <chrono>
 #include <cstdint>
 
+#include "schedule/prng.hpp"
 #include "server/server_config.hpp"
 
 namespace punctual::server {
 
-class xoshiro256ss {
- public:
-  explicit xoshiro256ss(std::uint64_t seed);
-  std::uint64_t next();
-  // Uniform in [0, 1) with 53 random bits.
-  double next_unit();
-
- private:
-  std::array<std::uint64_t, 4> s_{};
-};
+// The schedule's generator: one documented PRNG for the whole project.
+using schedule::xoshiro256ss;
 
 class service_sampler {
  public:
