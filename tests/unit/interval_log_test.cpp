@@ -123,6 +123,9 @@ TEST(interval_log_writer, java_date_text) {
   EXPECT_EQ(java_utc_date_text(1700000000.0), "Tue Nov 14 22:13:20 UTC 2023");
   EXPECT_EQ(java_utc_date_text(1700000000.999), "Tue Nov 14 22:13:20 UTC 2023");
   EXPECT_EQ(java_utc_date_text(951782400.0), "Tue Feb 29 00:00:00 UTC 2000");
+  // Found by hlog_fuzz: a StartTime of 1.7e19 s once made the time_t conversion undefined.
+  EXPECT_EQ(java_utc_date_text(1.7e19), "Thu Jan 01 00:00:00 UTC 1970");
+  EXPECT_EQ(java_utc_date_text(-5.0), "Thu Jan 01 00:00:00 UTC 1970");
 }
 
 void expect_figures(const histogram& h, const nlohmann::json& e) {
