@@ -156,7 +156,9 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--precision", o.precision, "fine (default), spin or coarse");
   cmd.add_flag("--no-keepalive", o.no_keepalive, "one request per connection");
   cmd.add_option("-m,--method", o.method, "HTTP method (default GET)");
-  cmd.add_option("-H,--header", o.headers, "extra header 'Name: value' (repeatable)");
+  // Repeatable options take one value per use, so a URL after them stays the URL.
+  cmd.add_option("-H,--header", o.headers, "extra header 'Name: value' (repeatable)")
+      ->allow_extra_args(false);
   cmd.add_option("--body", o.body, "request body");
   cmd.add_option("--body-file", o.body_file, "request body from a file");
   cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");
@@ -170,7 +172,8 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--think", o.think, "closed model: pause between a response and the next request");
   cmd.add_option("--expected-interval", o.expected_interval,
                  "closed model: add a reconstructed view by expected-interval correction");
-  cmd.add_option("--slo", o.slos, "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99% (repeatable)");
+  cmd.add_option("--slo", o.slos, "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99% (repeatable)")
+      ->allow_extra_args(false);
   cmd.add_option("--slo-bound", o.slo_bound, "point (default) or upper: gate percentiles on the upper 95% bound");
   cmd.add_flag("--allow-uncorrected", o.allow_uncorrected, "closed model: gate on uncorrected latency anyway");
 }

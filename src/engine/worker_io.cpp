@@ -107,6 +107,8 @@ void worker::on_connected(connection& c, nanoseconds now) {
 void worker::send_request(connection& c, nanoseconds now) {
   c.state = conn_state::busy;
   c.written = 0;
+  // The actual send is the moment just before the first write, not when this batch began.
+  now = net::mono_now();
   c.times.sent = now;
   c.parser.reset(config_.head_request);
   recorder_->on_sent(c.times, config_.request.size());
@@ -131,6 +133,7 @@ void worker::on_readable(connection& c, nanoseconds now) {
   for (;;) {
     const auto r = net::read_some(c.fd, read_buffer_.data(), read_buffer_.size());
     if (r.status == net::io_status::would_block) return;
+    now = net::mono_now();  // a request sent earlier in this loop may already be answered
     if (r.status == net::io_status::done) {
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now)) return;
       continue;

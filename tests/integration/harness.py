@@ -297,9 +297,21 @@ def run_punctual(binary, args, timeout_s=30.0, json_report=True):
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+def timing_only_invalid(result):
+    """True when the run exited 4 only because the generator's own timing slipped (send lag):
+    on a shared 2-core machine a millisecond hiccup does that. Accounting tests accept it; the
+    validity tests (test_verdicts.py) are where timing is judged."""
+    if result.returncode != 4 or result.report is None or "validity" not in result.report:
+        return False
+    failed = [c["name"] for c in result.report["validity"]["checks"]
+              if c["level"] == "gating" and not c["pass"]]
+    return bool(failed) and all(name.startswith("send_lag") for name in failed)
+
+
 def require_report(result, expected_code=0):
     """The run exited as expected and wrote a JSON report; returns the report."""
-    if result.returncode != expected_code:
+    ok_code = result.returncode == expected_code or (expected_code == 0 and timing_only_invalid(result))
+    if not ok_code:
         raise AssertionError(f"expected exit {expected_code}\n{result.describe()}")
     if result.report is None:
         raise AssertionError(f"no JSON report written\n{result.describe()}")

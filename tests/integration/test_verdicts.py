@@ -142,7 +142,7 @@ def assert_invalid_because(result, names, code=4):
     lines = result.stdout.splitlines()
     check(lines and lines[0].startswith("INVALID RUN"),
           f"stdout does not start with the invalid-run reasons: {result.stdout[:300]!r}")
-    head = result.stdout.split("\nmodel:", 1)[0]
+    head = ("\n" + result.stdout).split("\nmodel:", 1)[0]
     for name in names:
         check(f"- {name}:" in head, f"reason {name} not printed before the report: {head!r}")
     return report, checks
@@ -170,14 +170,15 @@ def percentile_ci(report, key):
 def healthy_run(binary, nginx, state):
     """-R600 for 2 s: 1,200 samples, so p99 has 12 beyond it but p99.9 only 1.2.
 
-    A 130 us nginx leaves the send-lag checks their 1 ms floor, which a 1.5-3 ms
-    hiccup (seen in about half the runs on the shared 2-core machine) exceeds; the
-    check is right to flag it, so a failed attempt is retried, not excused, and the
-    number of attempts is printed.
+    A 130 us nginx leaves the send-lag checks their 1 ms floor. In the default `fine` mode a
+    sleeping thread on these VMs wakes ~1.4 ms late at p99.9, so over 1,200 wake-ups the
+    maximum usually exceeds 1 ms and the run is rightly invalid; `--precision spin` is the
+    mode that keeps a 1 ms schedule here. A rare hypervisor pause can still exceed it, so a
+    failed attempt is retried, not excused, and the attempts are printed.
     """
     attempts = []
     for _ in range(HEALTHY_ATTEMPTS):
-        result = run(binary, ["-t1", "-c4", "-R600", "-d2s"], nginx.url("/"))
+        result = run(binary, ["-t1", "-c4", "-R600", "-d2s", "--precision", "spin"], nginx.url("/"))
         attempts.append(result)
         if result.returncode == 0 and result.report and result.report["validity"]["valid"]:
             break
@@ -211,7 +212,7 @@ def thin_percentile_warns(state):
     # A warning never invalidates: the exit code follows the gating checks alone
     # (the healthy run may have exhausted its attempts on send lag, see healthy_run).
     check_eq(result.returncode, 0 if report["validity"]["valid"] else 4, "exit code")
-    head = result.stdout.split("\nmodel:", 1)[0]
+    head = ("\n" + result.stdout).split("\nmodel:", 1)[0]
     check("samples_beyond_p99.9" not in head, f"a warning is printed as a reason: {head!r}")
     c = checks_of(report).get("samples_beyond_p99.9")
     check(c is not None, "no samples_beyond_p99.9 check")
@@ -233,8 +234,11 @@ def enough_samples_no_warnings(state):
         c = checks.get(f"samples_beyond_p{p}")
         check(c is not None, f"no samples_beyond_p{p} check")
         check(c["pass"], f"p{p} warns on a 1,200-sample run: {c}")
+    # The healthy run spins (--precision spin), which costs its worker a whole core: the CPU
+    # warning must say so, and must stay a warning.
     cpu = [c for n, c in checks.items() if n.startswith("worker_cpu_")]
-    check(all(c["pass"] for c in cpu), f"worker CPU warns at 600 req/s: {cpu}")
+    check(cpu and all(not c["pass"] and c["level"] == "warning" for c in cpu),
+          f"spinning worker does not warn about its CPU: {cpu}")
 
 
 def healthy_intervals_binomial(state):
