@@ -19,6 +19,7 @@ struct connection {
   conn_state state = conn_state::closed;
   bool has_request = false;  // `times` describes a live request
   bool last_connect_failed = false;
+  bool write_blocked = false;  // EPOLLOUT is armed until the request is fully written
   record::request_times times;
   std::size_t written = 0;  // bytes of the request written so far
   std::chrono::nanoseconds connect_started{};

@@ -77,12 +77,15 @@ class worker {
   void on_connected(connection& c, nanoseconds now);
   void send_request(connection& c, nanoseconds now);
   void continue_write(connection& c, nanoseconds now);
-  void on_readable(connection& c, nanoseconds now);
+  void on_readable(connection& c, nanoseconds now, bool peer_closed);
   bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now);
   void complete(connection& c, nanoseconds now);
   void fail(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);
+  std::uint64_t token_of(const connection& c) const noexcept {
+    return static_cast<std::uint64_t>(&c - connections_.data());
+  }
 
   const run_config& config_;
   std::uint32_t id_;

@@ -54,7 +54,8 @@ def interrupt_once(binary, serve, delay_s, stalling):
         shutil.rmtree(tmp, ignore_errors=True)
     check_eq(report["interrupted"], True, "interrupted")
     harness.assert_denominator(report)
-    check(stdout.startswith("model: open"), f"no text report on stdout: {stdout[:100]!r}")
+    # An invalid run (e.g. generator timing on a busy machine) lists its reasons before the header.
+    check("\nmodel: open" in "\n" + stdout, f"no text report on stdout: {stdout[:100]!r}")
     check("#[Histogram log format version" in hlog, "the .hlog has no version line")
     # The window is [start, interruption), and the interruption lies between our
     # signal and the exit; punctual's and our clocks are both CLOCK_MONOTONIC.

@@ -4,6 +4,7 @@
   local port range is cut to two ports, so connections beyond two fail with EADDRNOTAVAIL. Those
   requests must be counted as socket_error `no_ports`, the run must go on, and the denominator
   must hold.
+- Out of file descriptors mid-run (the limit lowered under the running process): `no_fds`.
 - A -c beyond the open-file limit is refused before anything is sent (exit 2, one line).
 - A second SIGINT exits at once (130) and leaves no partial output file.
 
@@ -67,6 +68,36 @@ def out_of_ports(binary):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def out_of_descriptors(binary):
+    """The open-file limit is lowered under a running punctual (prlimit --pid): every new
+    connection then fails with EMFILE, which must count as socket_error `no_fds`, while the run
+    goes on and still writes its report once its sockets are closed."""
+    if shutil.which("prlimit") is None:
+        raise AssertionError("needs prlimit (util-linux)")
+    work = tempfile.mkdtemp(prefix="punctual-fds-")
+    try:
+        with harness.punctual_serve(binary, "--duration", "20s") as srv:
+            out = os.path.join(work, "r.json")
+            proc = subprocess.Popen([binary, "run", "-t1", "-c4", "-R100", "-d3s", "--timeout", "1s",
+                                     "--no-keepalive", "--json", out, srv.url()],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            time.sleep(1.0)
+            # 0-2 stdio, 3 epoll, 4 the worker's eventfd: a limit of 5 leaves no room for a socket.
+            subprocess.run(["prlimit", f"--pid={proc.pid}", "--nofile=5:5"], check=True, timeout=5)
+            rc = proc.wait(timeout=15)
+        harness.check(rc in (0, 4), f"exit {rc}: {proc.stderr.read()[-300:]}")
+        import json
+        with open(out) as f:
+            report = json.load(f)
+        harness.assert_denominator(report)
+        errors = report["socket_errors"]
+        harness.check(errors["no_fds"] > 0, f"no request counted as no_fds: {errors}")
+        harness.check(errors["connect"] == 0, f"descriptor exhaustion blamed on the server: {errors}")
+        harness.check(report["outcomes"]["ok"] > 50, f"too few ok before the limit: {report['outcomes']}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def too_many_connections(binary):
     proc = subprocess.run(["prlimit", "--nofile=100", binary, "run", "-t1", "-c", "500", "-R", "10",
                            f"http://127.0.0.1:{harness.closed_port()}/"],
@@ -105,6 +136,7 @@ def main():
     binary = os.path.abspath(sys.argv[1])
     checks = harness.Checks("resources")
     checks.run("out of ephemeral ports mid-run is counted as no_ports", out_of_ports, binary)
+    checks.run("out of descriptors mid-run is counted as no_fds", out_of_descriptors, binary)
     checks.run("-c beyond the open-file limit is refused up front", too_many_connections, binary)
     checks.run("a second SIGINT exits at once without partial files", second_interrupt, binary)
     checks.finish()
