@@ -112,8 +112,8 @@ int demo_command(const std::string& json_path) {
   print_table(std::cout, cols);
   std::cout << "\nThe closed run stopped sending while the server stalled, so it recorded one slow "
                "request per connection instead of the thousand its users would have waited on.\n"
-               "Reconstruction back-fills samples that were never observed; it guesses the shape of "
-               "the stall rather than measuring it.\n"
+               "Reconstruction back-fills samples that were never observed; it lands near the truth only "
+               "because its expected interval was told the real pace, which a user rarely knows.\n"
                "The open run kept the schedule and measured from each intended send time, so its "
                "percentiles follow the truth computed from the server's own stall log.\n";
   nlohmann::ordered_json doc{{"punctual", {{"version", "0.1.0"}}},
