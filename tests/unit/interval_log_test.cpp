@@ -9,19 +9,14 @@
 
 #include "punctual/histogram/codec.hpp"
 #include "punctual/histogram/interval_log.hpp"
+#include "test_files.hpp"
 
 namespace {
 
 using namespace punctual::hdr;
 
-const std::string data_dir = std::string(PUNCTUAL_TEST_DATA) + "/hdrhistogram/";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+const std::string& data_dir = punctual::test::golden_dir;
+using punctual::test::read_file;
 
 std::string without_first_line(const std::string& text) {
   return text.substr(text.find('\n') + 1);
@@ -52,7 +47,7 @@ std::string write_log(const std::vector<histogram>& hs, std::string_view comment
 }
 
 TEST(interval_log_writer, rebuilt_histograms_give_the_canonical_golden_log) {
-  const std::string expected = slurp(data_dir + "three-intervals.canonical.hlog");
+  const std::string expected = read_file(data_dir + "three-intervals.canonical.hlog");
   ASSERT_FALSE(expected.empty());
   const std::string written = write_log(golden_histograms(), "[written by a test]");
   EXPECT_EQ(without_first_line(written), without_first_line(expected));
@@ -66,7 +61,7 @@ TEST(interval_log_writer, histograms_decoded_from_the_js_log_give_the_canonical_
   for (const auto& iv : read.log->intervals) hs.push_back(iv.value);
   ASSERT_EQ(hs.size(), 3u);
   EXPECT_EQ(without_first_line(write_log(hs, "x")),
-            without_first_line(slurp(data_dir + "three-intervals.canonical.hlog")));
+            without_first_line(read_file(data_dir + "three-intervals.canonical.hlog")));
 }
 
 struct comma_decimal : std::numpunct<char> {
@@ -142,7 +137,7 @@ void expect_figures(const histogram& h, const nlohmann::json& e) {
 class golden_logs : public testing::TestWithParam<const char*> {};
 
 TEST_P(golden_logs, reader_gives_the_expected_figures) {
-  const auto expected = nlohmann::json::parse(slurp(data_dir + "three-intervals.expected.json"));
+  const auto expected = nlohmann::json::parse(read_file(data_dir + "three-intervals.expected.json"));
   const auto read = read_interval_log_file(data_dir + GetParam());
   ASSERT_TRUE(read) << read.error;
   const interval_log& log = *read.log;

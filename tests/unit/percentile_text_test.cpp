@@ -6,20 +6,15 @@
 #include <string>
 
 #include "punctual/histogram/interval_log.hpp"
+#include "test_files.hpp"
 #include "punctual/histogram/percentile_text.hpp"
 
 namespace {
 
 using namespace punctual::hdr;
 
-const std::string data_dir = std::string(PUNCTUAL_TEST_DATA) + "/hdrhistogram/";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+const std::string& data_dir = punctual::test::golden_dir;
+using punctual::test::read_file;
 
 histogram merged_golden(const char* file) {
   const auto read = read_interval_log_file(data_dir + file);
@@ -32,7 +27,7 @@ histogram merged_golden(const char* file) {
 }
 
 TEST(percentile_text, merged_golden_log_gives_the_golden_hgrm) {
-  const std::string expected = slurp(data_dir + "three-intervals.hgrm");
+  const std::string expected = read_file(data_dir + "three-intervals.hgrm");
   ASSERT_FALSE(expected.empty());
   for (const char* file : {"three-intervals.hlog", "three-intervals.canonical.hlog"}) {
     const histogram h = merged_golden(file);
