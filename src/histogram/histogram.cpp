@@ -174,9 +174,17 @@ void histogram::add(const histogram& other) noexcept {
   }
 }
 
+void histogram::refresh_total() const noexcept {
+  std::int64_t sum = 0;
+  for (std::int32_t i = min_index_; i <= max_index_; ++i) sum += counts_[static_cast<std::size_t>(i)];
+  total_count_ = sum;
+  total_stale_ = false;
+}
+
 void histogram::reset() noexcept {
   std::fill(counts_.begin(), counts_.end(), 0);
   total_count_ = 0;
+  total_stale_ = false;
   over_range_count_ = 0;
   min_index_ = empty_min_index;
   max_index_ = -1;
@@ -198,7 +206,7 @@ histogram histogram::copy_corrected_for_coordinated_omission(std::int64_t expect
 void histogram::set_count_at_index(std::int32_t index, std::int64_t count) noexcept {
   if (index < 0 || index >= counts_length_ || count < 0) return;
   auto& slot = counts_[static_cast<std::size_t>(index)];
-  total_count_ += count - slot;
+  total_stale_ = true;
   slot = count;
   if (count > 0) {
     min_index_ = std::min(min_index_, index);
@@ -231,18 +239,20 @@ std::int64_t histogram::max() const noexcept {
 }
 
 double histogram::mean() const noexcept {
-  if (total_count_ == 0) return 0.0;
+  const std::int64_t total = total_count();
+  if (total == 0) return 0.0;
   double sum = 0.0;  // Java sums in double in ascending slot order; keep the same rounding
   for (std::int32_t i = min_index_; i <= max_index_; ++i) {
     const std::int64_t c = counts_[static_cast<std::size_t>(i)];
     if (c == 0) continue;
     sum += static_cast<double>(median_equivalent_value(value_from_index(i))) * static_cast<double>(c);
   }
-  return sum / static_cast<double>(total_count_);
+  return sum / static_cast<double>(total);
 }
 
 double histogram::stddev() const noexcept {
-  if (total_count_ == 0) return 0.0;
+  const std::int64_t total = total_count();
+  if (total == 0) return 0.0;
   const double m = mean();
   double sum = 0.0;
   for (std::int32_t i = min_index_; i <= max_index_; ++i) {
@@ -251,15 +261,16 @@ double histogram::stddev() const noexcept {
     const double deviation = static_cast<double>(median_equivalent_value(value_from_index(i))) - m;
     sum += deviation * deviation * static_cast<double>(c);
   }
-  return std::sqrt(sum / static_cast<double>(total_count_));
+  return std::sqrt(sum / static_cast<double>(total));
 }
 
 std::int64_t histogram::value_at_percentile(double percentile) const noexcept {
-  if (total_count_ == 0) return 0;
+  const std::int64_t total = total_count();
+  if (total == 0) return 0;
   // One ulp below p absorbs rounding before the ceil (Java's getValueAtPercentile).
   double q = std::nextafter(percentile, -std::numeric_limits<double>::infinity());
   q = std::isnan(q) ? 0.0 : std::min(std::max(q, 0.0), 100.0);
-  const double fp_count = (q * static_cast<double>(total_count_)) / 100.0;
+  const double fp_count = (q * static_cast<double>(total)) / 100.0;
   const auto target = std::max<std::int64_t>(static_cast<std::int64_t>(std::ceil(fp_count)), 1);
   std::int64_t running = 0;
   for (std::int32_t i = min_index_; i <= max_index_; ++i) {
