@@ -79,7 +79,7 @@ struct slo_result {
 struct slo_evaluation {
   bool refused = false;
   std::string refusal;             // why, when refused (closed model without correction)
-  std::string_view basis;          // "response_time", "reconstructed" or "uncorrected"
+  std::string_view basis;          // "response_time", "reconstructed", "uncorrected" or "none" (refused)
   std::vector<slo_result> results;  // one per expression, in order; empty when refused
   bool any_failed() const noexcept;
   bool any_service_time_failure() const noexcept;

@@ -122,6 +122,7 @@ slo_evaluation evaluate_slos(const std::vector<slo_expression>& slos, const slo_
       out.basis = "uncorrected";
     } else {
       out.refused = true;
+      out.basis = "none";  // a closed run has no response time to gate on
       out.refusal = std::string(closed_refusal);
       return out;
     }

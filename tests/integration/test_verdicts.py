@@ -487,6 +487,7 @@ def closed_refuses(binary):
     check_eq(slo["refused"], True, "slo.refused")
     check(slo.get("refusal"), f"no refusal reason: {slo}")
     check_eq(slo["results"], [], "slo.results of a refused gate")
+    check_eq(slo["basis"], "none", "slo.basis of a refused gate")
     check(slo["refusal"] in result.stdout, "the refusal reason is not printed")
 
 

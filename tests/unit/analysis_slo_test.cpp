@@ -233,6 +233,7 @@ TEST(analysis_slo, closed_model_refuses_without_correction) {
   EXPECT_TRUE(refused.refused);
   EXPECT_TRUE(refused.results.empty());
   EXPECT_NE(refused.refusal.find("--expected-interval"), std::string::npos);
+  EXPECT_EQ(refused.basis, "none");
   EXPECT_NE(refused.refusal.find("--allow-uncorrected"), std::string::npos);
   EXPECT_FALSE(refused.any_failed());
 
