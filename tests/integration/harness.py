@@ -198,6 +198,8 @@ def nginx_server():
 
 
 def stop_process(proc, timeout_s=5.0):
+    """SIGTERM (punctual serve then writes its logs), SIGKILL if it does not exit in time;
+    returns the exit status."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -208,6 +210,7 @@ def stop_process(proc, timeout_s=5.0):
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
+    return proc.returncode
 
 
 # ---------------------------------------------------------------------------

@@ -7,9 +7,12 @@ Python 3 standard library only. Every load goes to 127.0.0.1 and every subproces
 
 import json
 import os
-import signal
 import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 MS = 1_000_000
 US = 1_000
@@ -55,16 +58,8 @@ def start_server(binary, workdir, stall_at, safety_duration="20s"):
         raise ConfigError("server did not start: " + f.read())
 
 
-def stop_server(proc, timeout=10.0):
-    """SIGTERM (the server then writes its arrival log), SIGKILL if it does not exit in time."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-    return proc.returncode
+def stop_server(proc):
+    return harness.stop_process(proc, timeout_s=10.0)
 
 
 def run_load(binary, workdir, port, rate, arrival, threads, connections, duration, warmup,
