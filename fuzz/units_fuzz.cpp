@@ -1,4 +1,4 @@
-// The command-line value parsers on arbitrary text. The first byte picks the parser. Each
+// The command-line value parsers (units and the retry policy) on arbitrary text. The first byte picks the parser. Each
 // try_ variant must agree with its throwing twin, and every accepted value must be in range.
 #include <chrono>
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "cli/command.hpp"
+#include "cli/retry_options.hpp"
 #include "cli/units.hpp"
 
 namespace {
@@ -55,15 +56,43 @@ void fuzz_status(std::string_view text) {
   check(!ranges->empty());
   for (const auto& r : *ranges) check(r.low >= 100 && r.low <= r.high && r.high <= 599);
 }
+
+void fuzz_retry_on(std::string_view text) {
+  const auto mask = punctual::cli::try_parse_retry_on(text);
+  if (!mask) return;
+  check(*mask != 0 && *mask < (1U << punctual::record::retry_cause_count));
+}
+
+void fuzz_backoff(std::string_view text) {
+  const auto range = punctual::cli::try_parse_backoff(text);
+  if (!range) return;
+  check(range->base.count() > 0 && range->cap >= range->base);
+  // Every accepted range gives delays inside [0, cap] for any retry number.
+  punctual::engine::retry_policy p;
+  p.backoff_base = range->base;
+  p.backoff_cap = range->cap;
+  for (std::uint32_t retry : {1U, 2U, 40U, 100U}) {
+    const auto d = punctual::engine::backoff_delay(p, text.size(), retry);
+    check(d.count() >= 0 && d <= range->cap);
+  }
+}
+
+void fuzz_percent(std::string_view text) {
+  const auto share = punctual::cli::try_parse_percent(text);
+  if (share) check(*share > 0 && *share <= 1);
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   const std::string_view text{reinterpret_cast<const char*>(data + 1), size - 1};
-  switch (data[0] % 3) {
+  switch (data[0] % 6) {
     case 0: fuzz_duration(text); break;
     case 1: fuzz_rate(text); break;
-    default: fuzz_status(text); break;
+    case 2: fuzz_status(text); break;
+    case 3: fuzz_retry_on(text); break;
+    case 4: fuzz_backoff(text); break;
+    default: fuzz_percent(text); break;
   }
   return 0;
 }

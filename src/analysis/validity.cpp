@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "analysis/send_gaps.hpp"
 #include "analysis/text.hpp"
 
 namespace punctual::analysis {
@@ -126,6 +127,23 @@ void add_cpu_warnings(const validity_input& in, std::vector<check>& out) {
   }
 }
 
+// Skipped below poisson_ks_min_samples gaps, where sampling noise alone nears the threshold.
+void add_poisson_warning(const validity_input& in, std::vector<check>& out) {
+  if (!in.poisson_send_gaps || !in.rate_per_s) return;
+  const gap_fit fit = fit_erlang(*in.poisson_send_gaps, in.threads, *in.rate_per_s);
+  if (fit.samples < poisson_ks_min_samples) return;
+  check c = make_check("poisson_send_gaps", "<=", "ks_distance", check_level::warning);
+  c.figure = fit.ks_distance;
+  c.threshold = poisson_ks_warning;
+  c.pass = c.figure <= c.threshold;
+  if (!c.pass) {
+    c.note = "the actual send gaps are " + number_text(c.figure) + " (KS distance) from the " +
+             "Poisson schedule's; the server saw a burstier or smoother process than planned: " +
+             "use --precision fine or spin, more threads, or a lower rate";
+  }
+  out.push_back(std::move(c));
+}
+
 }  // namespace
 
 bool validity_report::valid() const noexcept {
@@ -187,6 +205,7 @@ validity_report check_validity(const validity_input& in) {
     out.push_back(samples_beyond_check(in, p, check_level::warning));
   }
   add_cpu_warnings(in, out);
+  add_poisson_warning(in, out);
   return report;
 }
 

@@ -37,6 +37,10 @@ struct validity_input {
   const interval_series& intervals;
   std::vector<double> slo_percentiles;  // every percentile named in an --slo
   std::chrono::nanoseconds window{};    // the measured window actually run
+  // Poisson runs at a fixed rate only: each worker's gaps between sends, and the worker count
+  // (their gaps should be Erlang(threads, rate)).
+  const hdr::histogram* poisson_send_gaps = nullptr;
+  std::uint32_t threads = 1;
 };
 
 struct validity_report {
@@ -51,7 +55,7 @@ inline constexpr std::int64_t min_samples_beyond = 10;
 
 // The gating checks (send lag at p99, p99.9 and max; drops; connection cap, open model only;
 // samples beyond each SLO percentile below 100) and the warnings (thinly sampled summary
-// percentiles not gated on; worker CPU share). The maximum (p100) is exempt from the sample
+// percentiles not gated on; worker CPU share; Poisson send gaps that fit poorly). The maximum (p100) is exempt from the sample
 // checks: it is an observed fact, not an estimate, and nothing can ever lie beyond it.
 validity_report check_validity(const validity_input& in);
 

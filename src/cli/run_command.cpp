@@ -102,6 +102,13 @@ std::vector<double> worker_cpu_shares(const engine::run_result& r) {
   return shares;
 }
 
+// The send gaps to fit, for a Poisson run at one fixed rate (stages change the rate mid-run).
+const hdr::histogram* poisson_gaps(const run_setup& setup, const engine::run_result& r) {
+  const bool fixed_poisson = setup.plan && setup.plan->arrival == schedule::arrival_kind::poisson &&
+                             setup.plan->stages.empty();
+  return fixed_poisson ? &r.send_gaps : nullptr;
+}
+
 }  // namespace
 
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
@@ -116,7 +123,9 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .worker_cpu_shares = worker_cpu_shares(r),
                                          .intervals = series,
                                          .slo_percentiles = slo_ps,
-                                         .window = r.window});
+                                         .window = r.window,
+                                         .poisson_send_gaps = poisson_gaps(setup, r),
+                                         .threads = setup.config.threads});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }

@@ -176,6 +176,12 @@ void add_run_options(CLI::App& cmd, run_options& o) {
       ->allow_extra_args(false);
   cmd.add_option("--slo-bound", o.slo_bound, "point (default) or upper: gate percentiles on the upper 95% bound");
   cmd.add_flag("--allow-uncorrected", o.allow_uncorrected, "closed model: gate on uncorrected latency anyway");
+  cmd.add_option("--retries", o.retry.retries, "retry a failed request up to N times (default 0)")
+      ->check(whole_number(0));
+  cmd.add_option("--retry-on", o.retry.on, "what to retry: 5xx,429,timeout,reset,connect (default all but timeout)");
+  cmd.add_option("--retry-backoff", o.retry.backoff, "exp:BASE..CAP, full jitter (default exp:50ms..2s)");
+  cmd.add_option("--retry-budget", o.retry.budget, "cap retries at this share of first attempts, e.g. 10%");
+  cmd.add_option("--attempt-timeout", o.retry.attempt_timeout, "deadline of one attempt, from when it was due (retry-on timeout)");
 }
 
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line) {
@@ -239,6 +245,11 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   }
   s.slo_bound = o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
   s.allow_uncorrected = o.allow_uncorrected;
+  c.retry = build_retry_policy(o.retry, c.timeout, o.seed, c.model == engine::model_kind::open);
+  if (c.retry.enabled()) {
+    d.retry = c.retry;
+    d.retry_text = describe(c.retry);
+  }
   if (c.model == engine::model_kind::open) {
     s.plan = build_plan(o, c);
     d.schedule_text = schedule::describe(*s.plan);

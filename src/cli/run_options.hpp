@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/slo.hpp"
+#include "cli/retry_options.hpp"
 #include "engine/config.hpp"
 #include "report/run_report.hpp"
 #include "schedule/plan.hpp"
@@ -49,6 +50,7 @@ struct run_options {
   std::vector<std::string> slos;
   std::string slo_bound = "point";
   bool allow_uncorrected = false;
+  retry_texts retry;
 };
 
 void add_run_options(CLI::App& cmd, run_options& o);

@@ -168,7 +168,7 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
   cmd->add_option("--fault", options->fault_texts,
                   "KIND:FRACTION (repeatable): that fraction of requests gets the fault; KIND is "
                   "reset[=N], garbage, close-delimited, huge-headers, trickle, continue, chunked, "
-                  "http10, close-after or never")
+                  "http10, close-after, never, 503 or 429")
       ->allow_extra_args(false);
   cmd->add_option("--idle-close", options->idle_close_text,
                   "close keep-alive connections idle for this long");

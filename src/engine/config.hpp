@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/retry.hpp"
 #include "net/socket.hpp"
 
 namespace punctual::engine {
@@ -37,6 +38,7 @@ struct run_config {
   precision_mode precision = precision_mode::fine;
   std::bitset<600> expected_status;  // statuses that count as ok
   nanoseconds interval{std::chrono::seconds(1)};
+  retry_policy retry;  // open model only
 };
 
 }  // namespace punctual::engine

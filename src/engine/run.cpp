@@ -122,6 +122,8 @@ run_result load_run::execute(const interval_sink& sink) {
     result.measured.views.add(w->recorder().measured().views);
     result.warmup.counts.add(w->recorder().warmup().counts);
     result.warmup.views.add(w->recorder().warmup().views);
+    result.load.add(w->recorder().load());
+    result.send_gaps.add(w->recorder().send_gaps());
     result.workers.push_back(w->stats());
   }
   return result;

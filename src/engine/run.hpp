@@ -27,6 +27,8 @@ struct run_result {
   nanoseconds elapsed{};         // from start to the end of the drain
   bool interrupted = false;
   std::uint32_t connections_opened = 0;
+  record::per_second_load load;  // the measured window's planned requests and attempts
+  hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
   std::vector<worker_stats> workers;
 };
 

@@ -17,6 +17,13 @@ constexpr std::uint64_t wake_token = ~std::uint64_t{0};
 constexpr nanoseconds spin_margin{2'000'000};
 constexpr nanoseconds coarse_tick{1'000'000};
 constexpr nanoseconds interrupt_drain{1'000'000'000};
+// Room for this many retries in backoff at once before the heap has to grow.
+constexpr std::size_t retry_reserve = 4096;
+
+// std::push_heap/pop_heap keep the greatest on top; this puts the earliest due retry there.
+bool due_later(const record::request_times& a, const record::request_times& b) noexcept {
+  return a.due > b.due;
+}
 
 }  // namespace
 
@@ -25,8 +32,10 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
     : config_(config),
       id_(id),
       connections_(connections),
-      queue_(config.max_queue ? config.max_queue : 4096) {
+      queue_(config.max_queue ? config.max_queue : 4096),
+      budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
+  if (config.retry.enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   loop_.add(wake_fd_, EPOLLIN, wake_token);
@@ -52,7 +61,9 @@ bool worker::next_entry() noexcept {
 void worker::prepare(nanoseconds start) {
   start_ = start;
   window_end_ = start + config_.warmup + config_.duration;
-  recorder_.emplace(start + config_.warmup, window_end_, config_.interval);
+  // Attempts can still be sent until the last deadline of the drain.
+  recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
+                    window_end_ + config_.timeout);
   for (auto& c : connections_) c.next_send = start;
 }
 
@@ -64,6 +75,7 @@ void worker::run(const run_control& control) {
   for (nanoseconds now = net::mono_now();; now = net::mono_now()) {
     observe_interruption(control, now);
     dispatch_due(now);
+    dispatch_retries(now);
     serve_queue(now);
     check_deadlines(now);
     recorder_->roll_intervals(now);
@@ -95,18 +107,63 @@ void worker::dispatch_due(nanoseconds now) {
     if (intended > now || intended >= window_end_) break;
     record::request_times t;
     t.intended = intended;
-    t.dispatched = now;
+    t.index = next_.index;
     recorder_->on_planned(intended);
-    recorder_->on_dispatched(t);
-    if (!queue_.empty() || !assign(t, now)) {
-      if (config_.max_queue && queue_.size() >= config_.max_queue) {
-        recorder_->on_dropped(intended);
-      } else {
-        queue_.push(t);
-      }
-    }
+    budget_.on_first_attempt();
+    admit(t, now);
     next_entry();
   }
+}
+
+void worker::dispatch_retries(nanoseconds now) {
+  while (!retries_.empty() && retries_.front().due <= now) {
+    std::pop_heap(retries_.begin(), retries_.end(), due_later);
+    record::request_times t = retries_.back();
+    retries_.pop_back();
+    admit(t, now);
+  }
+}
+
+// A due attempt goes to an idle connection if the queue is empty, else waits in the queue.
+void worker::admit(record::request_times& t, nanoseconds now) {
+  t.dispatched = now;
+  recorder_->on_dispatched(t);
+  if (queue_.empty() && assign(t, now)) return;
+  if (config_.max_queue && queue_.size() >= config_.max_queue) {
+    recorder_->on_dropped(t.intended);
+  } else {
+    queue_.push(t);
+  }
+}
+
+// Schedules the next attempt of a logical request whose attempt failed for `why`. False when
+// the failure is final: the policy does not retry it, the retries are spent, the backoff would
+// end past the chain's deadline, or the budget is empty.
+bool worker::retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
+                   bool answered) {
+  const retry_policy& policy = config_.retry;
+  if (!policy.enabled() || !policy.retries_on(why) || t.attempt >= policy.retries ||
+      interrupted_ || config_.model != model_kind::open) {
+    return false;
+  }
+  const nanoseconds due = now + backoff_delay(policy, t.index, t.attempt + 1);
+  if (due >= t.intended + config_.timeout) {
+    recorder_->on_retry_refused(t, false);
+    return false;
+  }
+  if (!budget_.try_take()) {
+    recorder_->on_retry_refused(t, true);
+    return false;
+  }
+  recorder_->on_attempt_failed(t, now, why, answered);
+  record::request_times next;
+  next.intended = t.intended;
+  next.due = due;
+  next.index = t.index;
+  next.attempt = t.attempt + 1;
+  retries_.push_back(next);
+  std::push_heap(retries_.begin(), retries_.end(), due_later);
+  return true;
 }
 
 // Closed model: each connection sends its next request when its previous one is done (plus
@@ -132,7 +189,15 @@ void worker::dispatch_closed_model(nanoseconds now) {
 }
 
 void worker::serve_queue(nanoseconds now) {
-  while (!queue_.empty() && assign(queue_.front(), now)) queue_.pop();
+  while (!queue_.empty()) {
+    // A retry can sit behind requests with later deadlines: do not send it once it is too late.
+    if (queue_.front().intended + config_.timeout <= now) {
+      recorder_->on_timeout(queue_.front(), config_.timeout);
+    } else if (!assign(queue_.front(), now)) {
+      return;
+    }
+    queue_.pop();
+  }
 }
 
 // Binds a due request to an idle connection, else to one that is (re)connecting, else to a
@@ -171,16 +236,32 @@ void worker::check_deadlines(nanoseconds now) {
     recorder_->on_timeout(queue_.front(), config_.timeout);
     queue_.pop();
   }
-  for (auto& c : connections_) {
-    if (c.has_request && c.times.intended + config_.timeout <= now) {
-      recorder_->on_timeout(c.times, config_.timeout);
+  for (auto& c : connections_) check_deadline(c, now);
+}
+
+// An attempt may time out before the chain does (--attempt-timeout); it is then retried, or it
+// ends the chain as a timeout recorded at the attempt's deadline.
+nanoseconds worker::attempt_deadline(const record::request_times& t) const noexcept {
+  const nanoseconds chain = t.intended + config_.timeout;
+  if (config_.retry.attempt_timeout.count() == 0) return chain;
+  return std::min(chain, t.due_time() + config_.retry.attempt_timeout);
+}
+
+void worker::check_deadline(connection& c, nanoseconds now) {
+  if (c.has_request) {
+    const nanoseconds deadline = attempt_deadline(c.times);
+    if (deadline <= now) {
+      const bool chain_over = deadline == c.times.intended + config_.timeout;
+      if (chain_over || !retry(c.times, record::retry_cause::timeout, now, false)) {
+        recorder_->on_timeout(c.times, deadline - c.times.intended);
+      }
       c.has_request = false;
-      close_connection(c, now);
-    } else if (c.state == conn_state::connecting &&
-               c.connect_started + config_.connect_timeout <= now) {
-      if (c.has_request) fail(c, record::socket_reason::connect, now);
-      close_connection(c, now, true);
+      return close_connection(c, now);
     }
+  }
+  if (c.state == conn_state::connecting && c.connect_started + config_.connect_timeout <= now) {
+    if (c.has_request) fail(c, record::socket_reason::connect, now);
+    close_connection(c, now, true);
   }
 }
 
@@ -188,8 +269,9 @@ nanoseconds worker::next_wake(nanoseconds now) const noexcept {
   nanoseconds wake = recorder_->next_interval_boundary();
   if (has_next_ && start_ + next_.offset < window_end_) wake = std::min(wake, start_ + next_.offset);
   if (!queue_.empty()) wake = std::min(wake, queue_.front().intended + config_.timeout);
+  if (!retries_.empty()) wake = std::min(wake, retries_.front().due);
   for (const auto& c : connections_) {
-    if (c.has_request) wake = std::min(wake, c.times.intended + config_.timeout);
+    if (c.has_request) wake = std::min(wake, attempt_deadline(c.times));
     if (c.state == conn_state::connecting) {
       wake = std::min(wake, c.connect_started + config_.connect_timeout);
     }
@@ -224,13 +306,15 @@ bool worker::finished(nanoseconds now) const noexcept {
   const bool schedule_done = config_.model == model_kind::closed
                                  ? now >= window_end_
                                  : !has_next_ || start_ + next_.offset >= window_end_;
-  if (!schedule_done || !queue_.empty()) return false;
+  if (!schedule_done || !queue_.empty() || !retries_.empty()) return false;
   return std::none_of(connections_.begin(), connections_.end(),
                       [](const connection& c) { return c.has_request; });
 }
 
 void worker::finish_unfinished() {
   for (; !queue_.empty(); queue_.pop()) recorder_->on_unfinished(queue_.front(), interrupted_at_);
+  for (const auto& t : retries_) recorder_->on_unfinished(t, interrupted_at_);
+  retries_.clear();
   for (auto& c : connections_) {
     if (!c.has_request) continue;
     recorder_->on_unfinished(c.times, interrupted_at_);

@@ -15,6 +15,7 @@
 #include "engine/config.hpp"
 #include "engine/connection.hpp"
 #include "engine/request_queue.hpp"
+#include "engine/retry.hpp"
 #include "net/event_loop.hpp"
 #include "record/recorder.hpp"
 #include "schedule/schedule.hpp"
@@ -62,9 +63,15 @@ class worker {
   bool next_entry() noexcept;
   void dispatch_due(nanoseconds now);
   void dispatch_closed_model(nanoseconds now);
+  void dispatch_retries(nanoseconds now);
+  void admit(record::request_times& t, nanoseconds now);
+  bool retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
+             bool answered);
   void serve_queue(nanoseconds now);
   bool assign(const record::request_times& t, nanoseconds now);
   void check_deadlines(nanoseconds now);
+  void check_deadline(connection& c, nanoseconds now);
+  nanoseconds attempt_deadline(const record::request_times& t) const noexcept;
   nanoseconds next_wake(nanoseconds now) const noexcept;
   nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
   bool finished(nanoseconds now) const noexcept;
@@ -98,6 +105,9 @@ class worker {
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
+  // Retries waiting for their backoff to end: a min-heap on `due`, reserved up front.
+  std::vector<record::request_times> retries_;
+  retry_budget budget_;
   std::optional<record::recorder> recorder_;
 
   nanoseconds start_{};

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "engine/worker.hpp"
 #include "net/clock.hpp"
@@ -26,6 +27,28 @@ record::socket_reason connect_failure_reason(int err) noexcept {
   if (err == EADDRNOTAVAIL) return record::socket_reason::no_ports;
   if (err == EMFILE || err == ENFILE) return record::socket_reason::no_fds;
   return record::socket_reason::connect;
+}
+
+// The --retry-on class of a socket failure, if it has one. A connection that dies mid-request,
+// by RST or by FIN, counts as `reset`; a malformed response is not retried.
+std::optional<record::retry_cause> retry_cause_of(record::socket_reason why) noexcept {
+  switch (why) {
+    case record::socket_reason::reset:
+    case record::socket_reason::closed:
+      return record::retry_cause::reset;
+    case record::socket_reason::connect:
+    case record::socket_reason::no_ports:
+    case record::socket_reason::no_fds:
+      return record::retry_cause::connect;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<record::retry_cause> retry_cause_of(int status) noexcept {
+  if (status == 429) return record::retry_cause::status_429;
+  if (status >= 500 && status <= 599) return record::retry_cause::status_5xx;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -199,14 +222,20 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
 void worker::complete(connection& c, nanoseconds now) {
   const int status = c.parser.status_code();
   const bool expected = status >= 0 && status < 600 && config_.expected_status.test(status);
-  recorder_->on_response(c.times, now, status, expected);
+  const auto cause = retry_cause_of(status);
+  if (!cause || !retry(c.times, *cause, now, true)) {
+    recorder_->on_response(c.times, now, status, expected);
+  }
   c.has_request = false;
   if (!c.parser.keep_alive() || !config_.keep_alive) return close_connection(c, now);
   became_idle(c, now);
 }
 
 void worker::fail(connection& c, record::socket_reason why, nanoseconds now) {
-  if (c.has_request) recorder_->on_socket_error(c.times, now, why);
+  if (c.has_request) {
+    const auto cause = retry_cause_of(why);
+    if (!cause || !retry(c.times, *cause, now, false)) recorder_->on_socket_error(c.times, now, why);
+  }
   c.has_request = false;
   const bool connect_failed = why == record::socket_reason::connect ||
                               why == record::socket_reason::no_ports ||

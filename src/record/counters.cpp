@@ -10,6 +10,14 @@ void add_all(std::array<std::uint64_t, N>& to, const std::array<std::uint64_t, N
 
 }  // namespace
 
+void attempt_counts::add(const attempt_counts& other) noexcept {
+  total += other.total;
+  retries += other.retries;
+  refused_by_budget += other.refused_by_budget;
+  past_deadline += other.past_deadline;
+  add_all(by_cause, other.by_cause);
+}
+
 void counters::add(const counters& other) noexcept {
   planned += other.planned;
   add_all(outcomes, other.outcomes);
@@ -21,6 +29,7 @@ void counters::add(const counters& other) noexcept {
   bytes_sent += other.bytes_sent;
   bytes_received += other.bytes_received;
   reconnects += other.reconnects;
+  attempts.add(other.attempts);
 }
 
 }  // namespace punctual::record

@@ -8,6 +8,17 @@
 
 namespace punctual::record {
 
+// Attempts of logical requests (retries, issue 4). Outcomes stay one per logical request.
+struct attempt_counts {
+  std::uint64_t total = 0;              // attempts sent, first attempts included
+  std::uint64_t retries = 0;            // attempts after the first
+  std::uint64_t refused_by_budget = 0;  // retries the --retry-budget did not allow
+  std::uint64_t past_deadline = 0;      // retries whose backoff would end past the deadline
+  std::array<std::uint64_t, retry_cause_count> by_cause{};  // retries, by what failed
+
+  void add(const attempt_counts& other) noexcept;
+};
+
 struct counters {
   std::uint64_t planned = 0;
   std::array<std::uint64_t, outcome_count> outcomes{};
@@ -19,6 +30,7 @@ struct counters {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t reconnects = 0;
+  attempt_counts attempts;
 
   std::uint64_t outcome_total() const noexcept {
     std::uint64_t sum = 0;

@@ -32,6 +32,12 @@ inline constexpr std::array<std::string_view, socket_reason_count> socket_reason
     "connect", "read", "write", "reset", "closed", "parse", "header_too_large", "no_ports",
     "no_fds"};
 
+// Why an attempt failed in a way a retry policy may retry (--retry-on).
+enum class retry_cause : std::uint8_t { status_5xx, status_429, timeout, reset, connect };
+inline constexpr std::size_t retry_cause_count = 5;
+inline constexpr std::array<std::string_view, retry_cause_count> retry_cause_names{
+    "5xx", "429", "timeout", "reset", "connect"};
+
 enum class view : std::uint8_t {
   response_time,
   response_time_ok,
@@ -48,6 +54,7 @@ inline constexpr std::array<std::string_view, view_count> view_names{
 
 constexpr std::size_t index(outcome o) noexcept { return static_cast<std::size_t>(o); }
 constexpr std::size_t index(socket_reason r) noexcept { return static_cast<std::size_t>(r); }
+constexpr std::size_t index(retry_cause c) noexcept { return static_cast<std::size_t>(c); }
 constexpr std::size_t index(view v) noexcept { return static_cast<std::size_t>(v); }
 
 }  // namespace punctual::record

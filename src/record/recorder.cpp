@@ -1,12 +1,45 @@
 #include "record/recorder.hpp"
 
+#include <algorithm>
+
 namespace punctual::record {
 
-recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval)
+namespace {
+constexpr nanoseconds one_second{1'000'000'000};
+}  // namespace
+
+void per_second_load::add(const per_second_load& other) {
+  if (planned.size() < other.planned.size()) planned.resize(other.planned.size());
+  if (attempts.size() < other.attempts.size()) attempts.resize(other.attempts.size());
+  for (std::size_t i = 0; i < other.planned.size(); ++i) planned[i] += other.planned[i];
+  for (std::size_t i = 0; i < other.attempts.size(); ++i) attempts[i] += other.attempts[i];
+}
+
+recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
+                   nanoseconds horizon)
     : measure_start_(measure_start),
       window_end_(window_end),
       interval_(interval),
-      next_boundary_(measure_start + interval) {}
+      next_boundary_(measure_start + interval) {
+  // Sized once here, so counting never allocates on the request path.
+  const nanoseconds span = std::max(horizon, window_end) - measure_start;
+  const auto seconds = static_cast<std::size_t>(std::max<std::int64_t>(
+      1, (span.count() + one_second.count() - 1) / one_second.count()));
+  load_.planned.assign(seconds, 0);
+  load_.attempts.assign(seconds, 0);
+}
+
+std::uint64_t& recorder::second_of(std::vector<std::uint64_t>& series, nanoseconds at) noexcept {
+  const std::int64_t s = (at - measure_start_) / one_second;
+  const std::size_t last = series.size() - 1;
+  return series[s < 0 ? 0 : std::min(static_cast<std::size_t>(s), last)];
+}
+
+void recorder::on_planned(nanoseconds intended) noexcept {
+  phase& p = phase_of(intended);
+  p.counts.planned++;
+  if (&p == &measured_) second_of(load_.planned, intended)++;
+}
 
 void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
                            nanoseconds value) noexcept {
@@ -35,7 +68,7 @@ void recorder::finish(nanoseconds intended, outcome o) noexcept {
 void recorder::on_dropped(nanoseconds intended) noexcept { finish(intended, outcome::dropped); }
 
 void recorder::on_dispatched(const request_times& t) noexcept {
-  record_view(view::send_lag, t.intended, t.dispatched, t.dispatched - t.intended);
+  record_view(view::send_lag, t.intended, t.dispatched, t.dispatched - t.due_time());
 }
 
 void recorder::on_assigned(const request_times& t) noexcept {
@@ -46,7 +79,32 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
   if (t.had_to_connect) record_view(view::connect_time, t.intended, t.sent, t.sent - t.assigned);
   phase& p = phase_of(t.intended);
   p.counts.bytes_sent += bytes;
+  p.counts.attempts.total++;
+  if (t.attempt > 0) p.counts.attempts.retries++;
+  if (&p == &measured_) second_of(load_.attempts, t.sent)++;
   if (in_window(t.sent)) p.counts.sent_in_window++;
+  if (t.attempt == 0 && &p == &measured_) {
+    if (last_first_send_.count() != 0) send_gaps_.record(std::max<std::int64_t>(0, (t.sent - last_first_send_).count()));
+    last_first_send_ = t.sent;
+  }
+}
+
+void recorder::on_attempt_failed(const request_times& t, nanoseconds at, retry_cause why,
+                                 bool answered) noexcept {
+  phase_of(t.intended).counts.attempts.by_cause[index(why)]++;
+  if (answered) record_service(t, at);
+}
+
+void recorder::on_retry_refused(const request_times& t, bool by_budget) noexcept {
+  attempt_counts& a = phase_of(t.intended).counts.attempts;
+  (by_budget ? a.refused_by_budget : a.past_deadline)++;
+}
+
+void recorder::record_service(const request_times& t, nanoseconds done) noexcept {
+  record_view(view::service_time, t.intended, done, done - t.sent);
+  if (t.first_byte.count() != 0) {
+    record_view(view::time_to_first_byte, t.intended, done, t.first_byte - t.sent);
+  }
 }
 
 void recorder::on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept {
@@ -59,10 +117,7 @@ void recorder::on_response(const request_times& t, nanoseconds done, int status,
   if (status >= 0 && status < static_cast<int>(p.counts.status.size())) p.counts.status[status]++;
   if (in_window(done)) p.counts.completed_in_window++;
   record_response_time(t.intended, done, done - t.intended, expected);
-  record_view(view::service_time, t.intended, done, done - t.sent);
-  if (t.first_byte.count() != 0) {
-    record_view(view::time_to_first_byte, t.intended, done, t.first_byte - t.sent);
-  }
+  record_service(t, done);
   finish(t.intended, expected ? outcome::ok : outcome::http_error);
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "record/counters.hpp"
 #include "record/interval_exchange.hpp"
@@ -15,14 +16,27 @@ namespace punctual::record {
 
 using nanoseconds = std::chrono::nanoseconds;
 
-// The life of one request, on CLOCK_MONOTONIC. Zero means "has not happened".
+// The life of one attempt of a logical request, on CLOCK_MONOTONIC. Zero means "has not
+// happened". Response time runs from `intended`, the first attempt's intended time.
 struct request_times {
   nanoseconds intended{};
-  nanoseconds dispatched{};  // the generator got to it: send lag = dispatched - intended
+  nanoseconds due{};         // when this attempt was due; zero: the first attempt, at `intended`
+  nanoseconds dispatched{};  // the generator got to it: send lag = dispatched - due
   nanoseconds assigned{};    // it got a connection: queue wait = assigned - dispatched
   nanoseconds sent{};        // actual send, before the first write: connect time = sent - assigned
   nanoseconds first_byte{};
+  std::uint64_t index = 0;    // the request's index in the schedule (keys the retry jitter)
+  std::uint32_t attempt = 0;  // 0 for the first attempt
   bool had_to_connect = false;
+
+  nanoseconds due_time() const noexcept { return due.count() != 0 ? due : intended; }
+};
+
+// Attempts sent and requests planned in each second of the run (the retry amplification).
+struct per_second_load {
+  std::vector<std::uint64_t> planned;
+  std::vector<std::uint64_t> attempts;
+  void add(const per_second_load& other);
 };
 
 struct phase {
@@ -33,9 +47,11 @@ struct phase {
 class recorder {
  public:
   // measure_start: intended times before it are warm-up. interval: the .hlog interval length.
-  recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval);
+  // horizon: the last instant an attempt can be sent (the drain's end), for the per-second load.
+  recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
+           nanoseconds horizon = {});
 
-  void on_planned(nanoseconds intended) noexcept { phase_of(intended).counts.planned++; }
+  void on_planned(nanoseconds intended) noexcept;
   void on_dropped(nanoseconds intended) noexcept;
   void on_dispatched(const request_times& t) noexcept;  // send lag
   void on_assigned(const request_times& t) noexcept;    // queue wait
@@ -43,6 +59,13 @@ class recorder {
   void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
   void count_reconnect() noexcept { measured_.counts.reconnects++; }
 
+  // An attempt that failed for `why` and will be retried. `answered`: a whole response came
+  // back (a 5xx or 429), so its service time is recorded like any other attempt's.
+  void on_attempt_failed(const request_times& t, nanoseconds at, retry_cause why,
+                         bool answered) noexcept;
+  // A retryable failure that stays final: the budget refused the retry, or the backoff would
+  // end past the deadline. The outcome itself is recorded by the usual call.
+  void on_retry_refused(const request_times& t, bool by_budget) noexcept;
   // Final outcomes; each planned request reaches exactly one of these (or on_dropped).
   void on_response(const request_times& t, nanoseconds done, int status, bool expected) noexcept;
   void on_socket_error(const request_times& t, nanoseconds failed_at, socket_reason why) noexcept;
@@ -57,6 +80,9 @@ class recorder {
   const phase& measured() const noexcept { return measured_; }
   const phase& warmup() const noexcept { return warmup_; }
   interval_exchange& intervals() noexcept { return exchange_; }
+  const per_second_load& load() const noexcept { return load_; }
+  // Gaps between this worker's consecutive first-attempt sends in the window (the Poisson fit).
+  const hdr::histogram& send_gaps() const noexcept { return send_gaps_; }
 
  private:
   phase& phase_of(nanoseconds intended) noexcept {
@@ -67,6 +93,8 @@ class recorder {
   void record_response_time(nanoseconds intended, nanoseconds at, nanoseconds value,
                             bool ok) noexcept;
   void finish(nanoseconds intended, outcome o) noexcept;
+  void record_service(const request_times& t, nanoseconds done) noexcept;
+  std::uint64_t& second_of(std::vector<std::uint64_t>& series, nanoseconds at) noexcept;
 
   nanoseconds measure_start_;
   nanoseconds window_end_;
@@ -76,6 +104,9 @@ class recorder {
   phase measured_;
   phase warmup_;
   interval_exchange exchange_;
+  per_second_load load_;
+  hdr::histogram send_gaps_{latency_params()};
+  nanoseconds last_first_send_{};
 };
 
 }  // namespace punctual::record

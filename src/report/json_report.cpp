@@ -3,6 +3,11 @@
 #include "report/run_report.hpp"
 
 namespace punctual::report {
+
+// attempts_report.cpp
+nlohmann::ordered_json attempts_json(const run_description& d, const engine::run_result& r);
+nlohmann::ordered_json retry_policy_json(const run_description& d);
+
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -174,6 +179,8 @@ void write_json(std::ostream& out, const run_description& d, const engine::run_r
              {"sent", per_second(c.sent_in_window, r.window)},
              {"completed", per_second(c.completed_in_window, r.window)}}},
            {"bytes", {{"sent", c.bytes_sent}, {"received", c.bytes_received}}},
+           {"retry_policy", retry_policy_json(d)},
+           {"attempts", attempts_json(d, r)},
            {"latency", latency_json(r, d, v)},
            {"validity", validity_json(v)},
            {"slo", slo_json(v)},

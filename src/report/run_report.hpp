@@ -34,6 +34,8 @@ struct run_description {
   nanoseconds think{};
   std::string precision = "fine";
   std::optional<nanoseconds> expected_interval;  // closed model reconstruction
+  std::optional<engine::retry_policy> retry;     // none: no retries
+  std::string retry_text;                        // the policy in one line, for the header
 };
 
 // What the analysis concluded about a run: whether to believe it, and the SLO verdicts.

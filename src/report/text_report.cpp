@@ -12,6 +12,8 @@ namespace punctual::report {
 void write_invalid_reasons(std::ostream& out, const verdicts& v);
 void write_validity(std::ostream& out, const verdicts& v);
 void write_slos(std::ostream& out, const verdicts& v);
+// attempts_report.cpp
+void write_attempts_text(std::ostream& out, const run_description& d, const engine::run_result& r);
 
 namespace {
 
@@ -46,6 +48,7 @@ void write_header(std::ostream& out, const run_description& d, const engine::run
                  "actual send, which waited for the server)\n");
     }
   }
+  if (!d.retry_text.empty()) fmt::print(out, "retries: {}\n", d.retry_text);
   if (d.warmup.count() > 0) {
     fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", seconds_text(d.warmup),
                r.warmup.counts.planned);
@@ -171,6 +174,7 @@ void write_text(std::ostream& out, const run_description& d, const engine::run_r
   write_invalid_reasons(out, v);
   write_header(out, d, r);
   write_outcomes(out, r);
+  write_attempts_text(out, d, r);
   write_latency_table(out, d, r, v);
   write_generator(out, d, r);
   write_errors_and_transfer(out, r);

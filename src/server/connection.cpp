@@ -140,6 +140,12 @@ void connection::start_response(const pending_response& r, nanoseconds now,
     case fault_kind::close_after:
       out_ += responses.ok;
       return;
+    case fault_kind::unavailable:
+      out_ += responses.unavailable;
+      return;
+    case fault_kind::too_many:
+      out_ += responses.too_many;
+      return;
   }
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::array<std::string_view, fault_kind_count> names = {
     "none",   "reset",   "garbage", "close-delimited", "huge-headers", "trickle",
-    "continue", "chunked", "http10", "close-after",     "never"};
+    "continue", "chunked", "http10", "close-after",     "never", "503", "429"};
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw std::invalid_argument("--fault: " + why + ", got '" + std::string(text) + "'");

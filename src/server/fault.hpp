@@ -23,11 +23,13 @@ enum class fault_kind : std::uint8_t {
   http10,           // HTTP/1.0 200 with Content-Length, no keep-alive, then close
   close_after,      // an ordinary 200 (no Connection: close), then close
   never,            // the request is never answered; the connection stays open
+  unavailable,      // "503": 503 Service Unavailable, keep-alive (what retries are tested with)
+  too_many,         // "429": 429 Too Many Requests, keep-alive
 };
 
-inline constexpr std::size_t fault_kind_count = 11;
+inline constexpr std::size_t fault_kind_count = 13;
 
-// The CLI name: "reset", "garbage", "close-delimited", ..., "close-after", "never".
+// The CLI name: "reset", "garbage", "close-delimited", ..., "close-after", "never", "503", "429".
 std::string_view fault_name(fault_kind kind);
 std::optional<fault_kind> fault_from_name(std::string_view name);
 

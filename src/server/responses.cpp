@@ -53,6 +53,8 @@ response_set response_set::make(std::size_t body_size) {
       "1;quoted=\"a;b\";flag\r\n\n\r\n"
       "0;last\r\nX-Checksum: 42\r\n\r\n";
   set.http10 = "HTTP/1.0 200 OK\r\n" + common + "\r\n" + body;
+  set.unavailable = "HTTP/1.1 503 Service Unavailable\r\n" + common + "\r\n" + body;
+  set.too_many = "HTTP/1.1 429 Too Many Requests\r\n" + common + "\r\n" + body;
   return set;
 }
 

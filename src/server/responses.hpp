@@ -23,6 +23,8 @@ struct response_set {
   std::string continue_;        // 100 Continue, 103 Early Hints, then `ok`
   std::string chunked;          // chunk extensions and a trailer; body "ok\n"
   std::string http10;           // HTTP/1.0 200 with Content-Length, no keep-alive
+  std::string unavailable;      // 503, keep-alive
+  std::string too_many;         // 429, keep-alive
 
   static constexpr std::chrono::milliseconds trickle_interval{100};
   // Bigger than the 64 KiB a client may reasonably allow for a header section.

@@ -524,6 +524,34 @@ def bad_expressions(binary):
 
 # ---------------------------------------------------------------------------
 
+def poisson_fit(binary, args, code=None):
+    """A Poisson run against serve; returns (result, the poisson_send_gaps check or None)."""
+    result = run_on_serve(binary, [], ["--arrival", "poisson", "--seed", "4", "-c8", *args])
+    check(result.report is not None, f"no JSON report\n{result.describe()}")
+    check(result.returncode in (0, 4), f"unexpected exit\n{result.describe()}")
+    return result, checks_of(result.report).get("poisson_send_gaps")
+
+
+def poisson_gaps_warn(binary):
+    """1 ms ticks at 5000 req/s send ~5 requests at once: the gaps are nothing like Poisson's."""
+    result, c = poisson_fit(binary, ["-t1", "-R5000", "-d2s", "--precision", "coarse"])
+    check(c is not None, f"no poisson_send_gaps check: {sorted(checks_of(result.report))}")
+    check_eq(c["level"], "warning", "poisson_send_gaps level")
+    check(not c["pass"] and c["figure"] > 0.03, f"coarse ticks pass the Poisson fit: {c}")
+    check(re.search(r"warn\s+poisson_send_gaps", result.stdout), "the text report does not show the warning")
+
+
+def poisson_gaps_silent(binary):
+    """Fine timers at 500 req/s per worker keep the gaps Poisson (Erlang(2) per worker)."""
+    result, c = poisson_fit(binary, ["-t2", "-R1000", "-d6s"])
+    check(c is not None, "no poisson_send_gaps check on a 6,000-request Poisson run")
+    check(c["pass"] and c["figure"] <= 0.03, f"a healthy Poisson run warns: {c}")
+    constant_run = run_on_serve(binary, [], ["-t1", "-c8", "-R5000", "-d2s", "--precision", "coarse"])
+    check(constant_run.report is not None, "no JSON report for the constant run")
+    check("poisson_send_gaps" not in checks_of(constant_run.report),
+          "a constant-arrival run is fitted to Poisson")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test_verdicts.py PATH_TO_PUNCTUAL", file=sys.stderr)
@@ -554,6 +582,8 @@ def main():
     checks.run("a server stall does not fail connection_cap", stall_keeps_connection_cap, state)
     checks.run("stall: batch-means interval, wider than binomial", stall_interval_is_batch_means, state)
     checks.run("bound modes: upper fails where point passes (and exit 0)", bound_modes, binary)
+    checks.run("Poisson send gaps: coarse ticks warn", poisson_gaps_warn, binary)
+    checks.run("Poisson send gaps: a healthy run stays silent", poisson_gaps_silent, binary)
     checks.run("closed model refuses to gate", closed_refuses, binary)
     checks.run("closed model gates on reconstructed data", closed_gates, binary,
                ["--expected-interval", "10ms"], "reconstructed")

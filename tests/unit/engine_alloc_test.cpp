@@ -53,14 +53,19 @@ struct served {
   }
 };
 
-// Starts `punctual serve --port 0` as a child and reads the port it prints.
-void start_server(served& s) {
+// Starts `punctual serve --port 0 [--fault FAULT]` as a child and reads the port it prints.
+void start_server(served& s, const char* fault = nullptr) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   s.pid = fork();
   if (s.pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
-    execl(PUNCTUAL_BINARY, "punctual", "serve", "--port", "0", "--duration", "30s", nullptr);
+    if (fault) {
+      execl(PUNCTUAL_BINARY, "punctual", "serve", "--port", "0", "--duration", "30s", "--fault",
+            fault, nullptr);
+    } else {
+      execl(PUNCTUAL_BINARY, "punctual", "serve", "--port", "0", "--duration", "30s", nullptr);
+    }
     _exit(127);
   }
   close(fds[1]);
@@ -73,7 +78,7 @@ void start_server(served& s) {
 }
 
 long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
-                            std::uint64_t& planned) {
+                            std::uint64_t& planned, bool retries = false) {
   engine::run_config c;
   std::string error;
   EXPECT_TRUE(net::resolve("127.0.0.1", port, c.target, error)) << error;
@@ -84,6 +89,12 @@ long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   c.connections = 4;
   c.duration = duration;
   for (int s = 200; s < 400; ++s) c.expected_status.set(s);
+  if (retries) {
+    c.retry.retries = 2;
+    c.retry.on = 1U << record::index(record::retry_cause::status_5xx);
+    c.retry.backoff_base = std::chrono::milliseconds(1);
+    c.retry.backoff_cap = std::chrono::milliseconds(4);
+  }
   schedule::plan p;
   p.rate_per_s = 2000;
   p.duration = duration;
@@ -94,7 +105,12 @@ long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   const auto r = run.execute([](std::int64_t, const record::view_set&) {});
   counting = false;
   planned = r.measured.counts.planned;
-  EXPECT_EQ(r.measured.counts.outcomes[record::index(record::outcome::ok)], planned);
+  EXPECT_EQ(r.measured.counts.outcome_total(), planned);
+  if (retries) {
+    EXPECT_GT(r.measured.counts.attempts.retries, planned / 10);  // the retry path ran
+  } else {
+    EXPECT_EQ(r.measured.counts.outcomes[record::index(record::outcome::ok)], planned);
+  }
   return worker_allocations.load();
 }
 
@@ -109,6 +125,24 @@ TEST(engine_alloc, request_path_allocates_nothing) {
   EXPECT_EQ(short_planned, 1000u);
   EXPECT_EQ(long_planned, 3000u);
   EXPECT_EQ(long_run, short_run) << "the worker threads allocated per request";
+}
+
+TEST(engine_alloc, retry_path_allocates_nothing) {
+  main_thread = std::this_thread::get_id();
+  served s;
+  start_server(s, "503:0.3");
+  ASSERT_GT(s.port, 0);
+  std::uint64_t short_planned = 0, long_planned = 0;
+  const long short_run =
+      worker_allocations_for(s.port, std::chrono::milliseconds(500), short_planned, true);
+  const long long_run =
+      worker_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned, true);
+  EXPECT_EQ(long_planned, 3 * short_planned);
+  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per retry";
+}
+
+TEST(engine_alloc, the_counter_sees_worker_threads) {
+  main_thread = std::this_thread::get_id();
   // The counter must see allocations made off the main thread, or it proves nothing.
   worker_allocations = 0;
   counting = true;

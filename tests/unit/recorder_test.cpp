@@ -55,6 +55,45 @@ TEST(recorder, every_outcome_is_counted_once_by_intended_time) {
   EXPECT_EQ(r.warmup().counts.planned, 0u);
 }
 
+TEST(recorder, attempts_are_counted_apart_from_the_one_outcome) {
+  recorder r(measure_start, window_end, seconds(1), window_end + seconds(3));
+  request_times first = times_at(measure_start + milliseconds(500));
+  r.on_planned(first.intended);
+  r.on_sent(first, 10);
+  r.on_attempt_failed(first, first.sent + milliseconds(1), retry_cause::status_5xx, true);
+  request_times second = first;
+  second.attempt = 1;
+  second.due = first.intended + milliseconds(800);  // in the next second
+  second.dispatched = second.due + nanoseconds(500);
+  second.sent = second.dispatched;
+  r.on_dispatched(second);
+  r.on_sent(second, 10);
+  r.on_response(second, second.sent + milliseconds(2), 200, true);
+
+  const auto& c = r.measured().counts;
+  EXPECT_EQ(c.planned, 1u);
+  EXPECT_EQ(c.outcome_total(), 1u);
+  EXPECT_EQ(c.outcomes[index(outcome::ok)], 1u);
+  EXPECT_EQ(c.attempts.total, 2u);
+  EXPECT_EQ(c.attempts.retries, 1u);
+  EXPECT_EQ(c.attempts.by_cause[index(retry_cause::status_5xx)], 1u);
+  const auto& v = r.measured().views;
+  EXPECT_EQ(v[view::service_time].total_count(), 2);  // one per answered attempt
+  EXPECT_EQ(v[view::response_time].total_count(), 1);
+  // Response time from the first attempt's intended time; send lag from the retry's due time.
+  EXPECT_NEAR(static_cast<double>(v[view::response_time].max()), 802.5e6, 802.5e6 * 0.001);
+  EXPECT_EQ(v[view::send_lag].max(), 500);
+  EXPECT_EQ(r.load().planned.size(), 13u);  // 10 s window + 3 s drain
+  EXPECT_EQ(r.load().planned[0], 1u);
+  EXPECT_EQ(r.load().attempts[0], 1u);
+  EXPECT_EQ(r.load().attempts[1], 1u);
+
+  r.on_retry_refused(first, true);
+  r.on_retry_refused(first, false);
+  EXPECT_EQ(r.measured().counts.attempts.refused_by_budget, 1u);
+  EXPECT_EQ(r.measured().counts.attempts.past_deadline, 1u);
+}
+
 TEST(recorder, warmup_requests_are_reported_apart) {
   recorder r(measure_start, window_end, seconds(1));
   const auto t = times_at(start + milliseconds(500));

@@ -127,7 +127,9 @@ TEST(fault, parses_every_kind_and_refuses_bad_specs) {
       {"chunked", fault_kind::chunked},
       {"http10", fault_kind::http10},
       {"close-after", fault_kind::close_after},
-      {"never", fault_kind::never}};
+      {"never", fault_kind::never},
+      {"503", fault_kind::unavailable},
+      {"429", fault_kind::too_many}};
   for (const auto& [name, kind] : kinds) {
     const fault_spec f = parse_fault(name + ":0.25");
     EXPECT_EQ(f.kind, kind) << name;
@@ -247,6 +249,20 @@ TEST(server_fault, chunked_has_extensions_and_a_trailer_and_keeps_alive) {
     EXPECT_EQ(r.bytes, expected) << i;
   }
   EXPECT_EQ(c.read(100ms).how, ending::timeout);
+}
+
+TEST(server_fault, status_faults_answer_503_or_429_and_keep_alive) {
+  for (const auto& [spec, line] : {std::pair{"503:1", "HTTP/1.1 503 Service Unavailable\r\n"},
+                                   std::pair{"429:1", "HTTP/1.1 429 Too Many Requests\r\n"}}) {
+    faulty_server s(spec);
+    raw_client c(s.port);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(c.send(get));
+      const received r = c.read(200ms);
+      EXPECT_EQ(r.bytes.substr(0, std::string_view(line).size()), line) << spec << " " << i;
+      EXPECT_EQ(r.how, ending::timeout) << spec;  // still open: keep-alive
+    }
+  }
 }
 
 TEST(server_fault, huge_headers_exceed_64_kib_and_keep_alive) {
