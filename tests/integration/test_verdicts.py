@@ -542,11 +542,11 @@ def poisson_gaps_warn(binary):
 
 
 def poisson_gaps_silent(binary):
-    """Fine timers at 500 req/s per worker keep the gaps Poisson (Erlang(2) per worker)."""
-    result, c = poisson_fit(binary, ["-t2", "-R1000", "-d6s"])
+    """Fine timers at 1000 req/s per worker keep the gaps Poisson (Erlang(2) per worker)."""
+    result, c = poisson_fit(binary, ["-t2", "-R2000", "-d3s"])
     check(c is not None, "no poisson_send_gaps check on a 6,000-request Poisson run")
     check(c["pass"] and c["figure"] <= 0.03, f"a healthy Poisson run warns: {c}")
-    constant_run = run_on_serve(binary, [], ["-t1", "-c8", "-R5000", "-d2s", "--precision", "coarse"])
+    constant_run = run_on_serve(binary, [], ["-t1", "-c8", "-R5000", "-d1s", "--precision", "coarse"])
     check(constant_run.report is not None, "no JSON report for the constant run")
     check("poisson_send_gaps" not in checks_of(constant_run.report),
           "a constant-arrival run is fitted to Poisson")
