@@ -8,10 +8,14 @@ with failure probability f and N retries, a request fails finally with probabili
 Usage: python3 test_retries.py PATH_TO_PUNCTUAL
 """
 
+import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -163,6 +167,32 @@ def jitter_independent_of_threads(binary, tmp):
           f"another seed moves retries by only {median(other):.3f} ms (same seed: {median(same):.3f} ms)")
 
 
+def interrupted_chains(binary, tmp):
+    """Retries waiting out a long backoff when Ctrl-C comes are unfinished, once each."""
+    json_path = os.path.join(tmp, "interrupted.json")
+    with harness.punctual_serve(binary, "--fault", "503:1") as serve:
+        proc = subprocess.Popen([binary, "run", "-t2", "-c4", "-R200", "-d5s", "--retries", "3",
+                                 "--retry-backoff", "exp:2s..2s", "--json", json_path, serve.url("/")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1.5)
+            proc.send_signal(signal.SIGINT)
+            _, stderr = proc.communicate(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=5)
+    check_eq(proc.returncode, 130, f"exit code (stderr {stderr[-300:]!r})")
+    with open(json_path, encoding="utf-8") as f:
+        report = json.load(f)
+    harness.assert_denominator(report)
+    o, a = report["outcomes"], report["attempts"]
+    check(o["unfinished"] > 0, f"no chain was left unfinished: {o}")
+    check_eq(a["first"], report["schedule"]["planned"], "first attempts vs planned")
+    # Nothing is retried after the interruption: 503s that come back then are final.
+    check_eq(o["ok"], 0, "ok responses from a server that answers only 503")
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test_retries.py PATH_TO_PUNCTUAL", file=sys.stderr)
@@ -176,6 +206,7 @@ def main():
         checks.run("backoff counts in the response time", backoff_in_response_time, binary, tmp)
         checks.run("retry budget refuses retries", budget, binary, tmp)
         checks.run("attempt timeouts retried", attempt_timeout, binary, tmp)
+        checks.run("interrupted: pending retries are unfinished", interrupted_chains, binary, tmp)
         checks.run("same jitter with -t1 and -t2", jitter_independent_of_threads, binary, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
