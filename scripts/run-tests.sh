@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it (after `make build`):
 #   1. every test (unit + integration against nginx and `punctual serve`) in the normal build;
-#   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset of the
+#   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset (bad input,
+#      deadlines, retries) of the
 #      integration tests;
 #   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 10);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
@@ -54,7 +55,8 @@ tsan_tests() {
 
 san_integration() {
   local rc=0
-  for t in tests/integration/test_bad_input.py tests/integration/test_deadlines.py; do
+  for t in tests/integration/test_bad_input.py tests/integration/test_deadlines.py \
+           tests/integration/test_retries.py; do
     [[ -f $t ]] || continue
     /usr/bin/python3 "$t" "$SAN_BUILD/punctual" || rc=1
   done

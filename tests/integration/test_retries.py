@@ -106,7 +106,9 @@ def backoff_in_response_time(binary, tmp):
     mean_ms = rt["mean_ns"] / 1e6
     # The sum of two U(0, 30 ms) has sd 12.2 ms; 600 requests give the mean a 0.5 ms sd.
     check(27.0 <= mean_ms <= 36.0, f"mean response time {mean_ms:.2f} ms; expected about 30 ms + service")
-    check(rt["percentiles_ns"]["50"] > 20 * st["percentiles_ns"]["99"],
+    # Only 12.5% of the sums of two U(0, 30 ms) fall below 15 ms; the attempts alone take < 5 ms.
+    check(st["percentiles_ns"]["50"] < 5_000_000, f"service time p50 {st['percentiles_ns']['50']} ns")
+    check(rt["percentiles_ns"]["50"] > 15_000_000,
           f"response time p50 {rt['percentiles_ns']['50']} ns does not include the backoff")
     check(rt["max_ns"] <= 62_000_000 + 5 * st["max_ns"], f"max response time {rt['max_ns']} beyond 2 backoffs")
 
