@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it (after `make build`):
 #   1. every test (unit + integration against nginx and `punctual serve`) in the normal build;
-#   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset (bad input,
-#      deadlines, retries) of the
-#      integration tests;
-#   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 10);
+#   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset of the
+#      integration tests (bad input, deadlines, retries); TSan on the recorder and engine tests;
+#   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 10, a target per core);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
 # FULL=1 widens the integration matrices (make test-full).
 set -uo pipefail
