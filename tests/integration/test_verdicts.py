@@ -546,6 +546,9 @@ def poisson_gaps_silent(binary):
     result, c = poisson_fit(binary, ["-t2", "-R2000", "-d3s"])
     check(c is not None, "no poisson_send_gaps check on a 6,000-request Poisson run")
     check(c["pass"] and c["figure"] <= 0.03, f"a healthy Poisson run warns: {c}")
+    # The same run sleeps between sends (fine), so its CPU warning stays silent too.
+    cpu = [c for n, c in checks_of(result.report).items() if n.startswith("worker_cpu_")]
+    check(len(cpu) == 2 and all(c["pass"] for c in cpu), f"a sleeping generator warns about CPU: {cpu}")
     constant_run = run_on_serve(binary, [], ["-t1", "-c8", "-R5000", "-d1s", "--precision", "coarse"])
     check(constant_run.report is not None, "no JSON report for the constant run")
     check("poisson_send_gaps" not in checks_of(constant_run.report),
@@ -583,7 +586,7 @@ def main():
     checks.run("stall: batch-means interval, wider than binomial", stall_interval_is_batch_means, state)
     checks.run("bound modes: upper fails where point passes (and exit 0)", bound_modes, binary)
     checks.run("Poisson send gaps: coarse ticks warn", poisson_gaps_warn, binary)
-    checks.run("Poisson send gaps: a healthy run stays silent", poisson_gaps_silent, binary)
+    checks.run("Poisson send gaps and CPU: a healthy run stays silent", poisson_gaps_silent, binary)
     checks.run("closed model refuses to gate", closed_refuses, binary)
     checks.run("closed model gates on reconstructed data", closed_gates, binary,
                ["--expected-interval", "10ms"], "reconstructed")
