@@ -9,12 +9,14 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "engine/config.hpp"
 #include "engine/connection.hpp"
 #include "engine/request_queue.hpp"
+#include "net/clock.hpp"
 #include "net/event_loop.hpp"
 #include "record/recorder.hpp"
 #include "schedule/schedule.hpp"
@@ -66,7 +68,9 @@ class worker {
   bool assign(const record::request_times& t, nanoseconds now);
   void check_deadlines(nanoseconds now);
   nanoseconds next_wake(nanoseconds now) const noexcept;
+  nanoseconds connection_wake(nanoseconds now) const noexcept;
   nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
+  std::span<epoll_event> wait_for_work(nanoseconds now) noexcept;
   bool finished(nanoseconds now) const noexcept;
   void observe_interruption(const run_control& control, nanoseconds now) noexcept;
   void finish_unfinished();
@@ -78,8 +82,10 @@ class worker {
   void send_request(connection& c, nanoseconds now);
   void continue_write(connection& c, nanoseconds now);
   void on_readable(connection& c, nanoseconds now, bool peer_closed);
-  bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now);
-  void complete(connection& c, nanoseconds now);
+  bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
+                nanoseconds arrived);
+  nanoseconds arrival_time(const connection& c, nanoseconds stamp, nanoseconds read_at) const noexcept;
+  void complete(connection& c, nanoseconds now, nanoseconds done);
   void fail(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);
@@ -94,7 +100,15 @@ class worker {
   bool has_next_ = false;
 
   net::event_loop loop_;
+  // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where
+  // their kernel receive stamps date them (wait_for_work).
+  net::event_loop tick_loop_;
   int wake_fd_ = -1;
+  net::realtime_to_mono to_mono_;
+  nanoseconds clocks_mapped_at_{};
+  // next_wake's last scan of the connections: its result and when it ran.
+  mutable nanoseconds conn_wake_{};
+  mutable nanoseconds conn_scanned_at_{};
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
