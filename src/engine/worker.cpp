@@ -24,6 +24,7 @@ constexpr nanoseconds spin_below{30'000};
 constexpr nanoseconds harvest_horizon{1'000'000};
 constexpr nanoseconds clock_remap{1'000'000};
 constexpr nanoseconds scan_reuse{250'000};
+constexpr nanoseconds free_scan_pause{20'000};
 
 inline void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -157,6 +158,9 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
     chosen = &connections_[idle_.back()];
     idle_.pop_back();
   } else {
+    // While every connection is busy, serve_queue asks again on every turn of the loop (about
+    // every microsecond); a connection closed meanwhile waits for the scan at most this long.
+    if (now - no_free_at_ < free_scan_pause) return false;
     for (auto& c : connections_) {
       const bool free_connecting = c.state == conn_state::connecting && !c.has_request;
       const bool reopenable = c.state == conn_state::closed && c.retry_at <= now;
@@ -165,7 +169,10 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
         break;
       }
     }
-    if (!chosen) return false;
+    if (!chosen) {
+      no_free_at_ = now;
+      return false;
+    }
   }
   chosen->times = t;
   chosen->times.assigned = now;

@@ -109,6 +109,7 @@ class worker {
   // next_wake's last scan of the connections: its result and when it ran.
   mutable nanoseconds conn_wake_{};
   mutable nanoseconds conn_scanned_at_{};
+  nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
