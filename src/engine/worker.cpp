@@ -25,6 +25,10 @@ constexpr nanoseconds harvest_horizon{1'000'000};
 constexpr nanoseconds clock_remap{1'000'000};
 constexpr nanoseconds scan_reuse{250'000};
 constexpr nanoseconds free_scan_pause{20'000};
+// Fine mode wakes early (by the learnt lateness) only for waits at least this long.
+constexpr nanoseconds early_wake_above{200'000};
+constexpr nanoseconds max_early_wake{150'000};
+constexpr nanoseconds lateness_step{1'000};
 
 inline void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -73,6 +77,8 @@ void worker::prepare(nanoseconds start) {
 
 void worker::run(const run_control& control) {
   net::set_thread_timer_slack_1ns();
+  to_mono_.refresh();
+  clocks_mapped_at_ = net::mono_now();
   const nanoseconds cpu_before = net::thread_cpu_time();
   const nanoseconds start = start_;
   next_entry();
@@ -264,29 +270,47 @@ nanoseconds worker::wait_for(nanoseconds now, nanoseconds wake_at) const noexcep
 // without the sockets, then collects whatever arrived without sleeping again. Not in the closed
 // model, nor while requests queue: there a response frees a connection that is needed at once.
 std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
-  nanoseconds timeout = wait_for(now, next_wake(now));
-  if (timeout < spin_below) {
+  const nanoseconds timeout = wait_for(now, next_wake(now));
+  const nanoseconds due = now + timeout;
+  const bool can_defer = config_.model == model_kind::open && queue_.empty();
+  nanoseconds sleep = timeout;
+  // Fine mode: a wake-up lands ~60 us late here, so for a long enough wait the thread sets its
+  // timer that much early and spins the rest. Same sleeps, sends on time. Shorter waits keep
+  // the late wake-up, which sends the next request too: spinning through them would cost a
+  // core.
+  if (config_.precision == precision_mode::fine && timeout >= early_wake_above) {
+    sleep -= wake_lateness_;
+  }
+  if (sleep >= spin_below && sleep <= harvest_horizon && can_defer) {
+    tick_loop_.wait(events_, sleep);
+    learn_wake_lateness(now + sleep);
+    sleep = nanoseconds{0};
+  }
+  if (sleep < spin_below) {
     // Polling the clock rather than the sockets: a poll is a system call, and responses can
     // wait for the deadline as they would in a sleep. Not while requests queue: a response
     // frees the connection one of them needs.
-    const nanoseconds until = now + timeout;
-    if (queue_.empty() && config_.model == model_kind::open) {
-      while (net::mono_now() < until) spin_pause();
+    if (can_defer) {
+      while (net::mono_now() < due) spin_pause();
     }
-    timeout = nanoseconds{0};
+    sleep = nanoseconds{0};
   }
-  if (timeout.count() > 0 && timeout <= harvest_horizon && config_.model == model_kind::open &&
-      queue_.empty()) {
-    tick_loop_.wait(events_, timeout);
-    timeout = nanoseconds{0};
-  }
-  const auto ready = loop_.wait(events_, timeout);
+  const auto ready = loop_.wait(events_, sleep);
+  if (sleep.count() > 0 && ready.empty()) learn_wake_lateness(now + sleep);
   const nanoseconds woke = net::mono_now();
   if (woke - clocks_mapped_at_ >= clock_remap) {
     to_mono_.refresh();
     clocks_mapped_at_ = woke;
   }
   return ready;
+}
+
+// A running median of how late timed wake-ups land: one step up or down per wake-up, so a rare
+// millisecond-long hypervisor pause moves it by one step, not by its length.
+void worker::learn_wake_lateness(nanoseconds target) noexcept {
+  const nanoseconds late = net::mono_now() - target;
+  wake_lateness_ += late > wake_lateness_ ? lateness_step : -lateness_step;
+  wake_lateness_ = std::clamp(wake_lateness_, nanoseconds{0}, max_early_wake);
 }
 
 bool worker::finished(nanoseconds now) const noexcept {

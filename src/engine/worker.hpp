@@ -71,6 +71,7 @@ class worker {
   nanoseconds connection_wake(nanoseconds now) const noexcept;
   nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
   std::span<epoll_event> wait_for_work(nanoseconds now) noexcept;
+  void learn_wake_lateness(nanoseconds target) noexcept;
   bool finished(nanoseconds now) const noexcept;
   void observe_interruption(const run_control& control, nanoseconds now) noexcept;
   void finish_unfinished();
@@ -110,6 +111,7 @@ class worker {
   mutable nanoseconds conn_wake_{};
   mutable nanoseconds conn_scanned_at_{};
   nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
+  nanoseconds wake_lateness_{};  // typical lateness of a timed wake-up (learn_wake_lateness)
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
