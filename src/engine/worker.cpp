@@ -234,7 +234,12 @@ nanoseconds worker::next_wake(nanoseconds now) const noexcept {
 
 nanoseconds worker::connection_wake(nanoseconds now) const noexcept {
   nanoseconds wake = nanoseconds::max();
+  conn_awaits_socket_ = false;
   for (const auto& c : connections_) {
+    // A request waits on this connection's socket, not on a response: do not defer its events.
+    if (c.has_request && (c.state == conn_state::connecting || c.write_blocked)) {
+      conn_awaits_socket_ = true;
+    }
     if (c.has_request) wake = std::min(wake, c.times.intended + config_.timeout);
     if (c.state == conn_state::connecting) {
       wake = std::min(wake, c.connect_started + config_.connect_timeout);
@@ -268,11 +273,13 @@ nanoseconds worker::wait_for(nanoseconds now, nanoseconds wake_at) const noexcep
 // (on_readable), so reading it at the next due wake-up loses nothing, and each wake-up saved
 // is ~35 us of CPU. When something is due within the horizon, the thread sleeps on a set
 // without the sockets, then collects whatever arrived without sleeping again. Not in the closed
-// model, nor while requests queue: there a response frees a connection that is needed at once.
+// model, nor while requests queue: there a response frees a connection that is needed at once;
+// nor while a request waits for its connection's connect or a blocked write.
 std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
   const nanoseconds timeout = wait_for(now, next_wake(now));
   const nanoseconds due = now + timeout;
-  const bool can_defer = config_.model == model_kind::open && queue_.empty();
+  const bool can_defer =
+      config_.model == model_kind::open && queue_.empty() && !conn_awaits_socket_;
   nanoseconds sleep = timeout;
   // Fine mode: a wake-up lands ~60 us late here, so for a long enough wait the thread sets its
   // timer that much early and spins the rest. Same sleeps, sends on time. Shorter waits keep

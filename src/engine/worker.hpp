@@ -110,6 +110,7 @@ class worker {
   // next_wake's last scan of the connections: its result and when it ran.
   mutable nanoseconds conn_wake_{};
   mutable nanoseconds conn_scanned_at_{};
+  mutable bool conn_awaits_socket_ = false;  // a request waits on a connect or a blocked write
   nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
   nanoseconds wake_lateness_{};  // typical lateness of a timed wake-up (learn_wake_lateness)
   std::vector<connection> connections_;
