@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "engine/connection.hpp"
 #include "engine/request_queue.hpp"
 #include "engine/retry.hpp"
+#include "net/clock.hpp"
 #include "net/event_loop.hpp"
 #include "record/recorder.hpp"
 #include "schedule/schedule.hpp"
@@ -73,7 +75,10 @@ class worker {
   void check_deadline(connection& c, nanoseconds now);
   nanoseconds attempt_deadline(const record::request_times& t) const noexcept;
   nanoseconds next_wake(nanoseconds now) const noexcept;
+  nanoseconds connection_wake(nanoseconds now) const noexcept;
   nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
+  std::span<epoll_event> wait_for_work(nanoseconds now) noexcept;
+  void learn_wake_lateness(nanoseconds target) noexcept;
   bool finished(nanoseconds now) const noexcept;
   void observe_interruption(const run_control& control, nanoseconds now) noexcept;
   void finish_unfinished();
@@ -85,8 +90,10 @@ class worker {
   void send_request(connection& c, nanoseconds now);
   void continue_write(connection& c, nanoseconds now);
   void on_readable(connection& c, nanoseconds now, bool peer_closed);
-  bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now);
-  void complete(connection& c, nanoseconds now);
+  bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
+                nanoseconds arrived);
+  nanoseconds arrival_time(const connection& c, nanoseconds stamp, nanoseconds read_at) const noexcept;
+  void complete(connection& c, nanoseconds now, nanoseconds done);
   void fail(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);
@@ -101,7 +108,18 @@ class worker {
   bool has_next_ = false;
 
   net::event_loop loop_;
+  // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where
+  // their kernel receive stamps date them (wait_for_work).
+  net::event_loop tick_loop_;
   int wake_fd_ = -1;
+  net::realtime_to_mono to_mono_;
+  nanoseconds clocks_mapped_at_{};
+  // next_wake's last scan of the connections: its result and when it ran.
+  mutable nanoseconds conn_wake_{};
+  mutable nanoseconds conn_scanned_at_{};
+  mutable bool conn_awaits_socket_ = false;  // a request waits on a connect or a blocked write
+  nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
+  nanoseconds wake_lateness_{};  // typical lateness of a timed wake-up (learn_wake_lateness)
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;

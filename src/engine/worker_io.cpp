@@ -1,6 +1,7 @@
 // The per-connection state machine: connect, write the request, read and parse the response.
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -97,6 +98,7 @@ void worker::start_connect(connection& c, nanoseconds now) {
     if (c.has_request) fail(c, connect_failure_reason(-fd), now);
     return;
   }
+  net::enable_receive_timestamps(fd);
   c.fd = fd;
   c.state = conn_state::connecting;
   loop_.add(fd, write_events, token_of(c));
@@ -171,11 +173,12 @@ void worker::continue_write(connection& c, nanoseconds now) {
 
 void worker::on_readable(connection& c, nanoseconds now, bool peer_closed) {
   for (;;) {
-    const auto r = net::read_some(c.fd, read_buffer_.data(), read_buffer_.size());
+    nanoseconds stamp{};
+    const auto r = net::read_stamped(c.fd, read_buffer_.data(), read_buffer_.size(), stamp);
     if (r.status == net::io_status::would_block) return;
     now = net::mono_now();  // a request sent earlier in this loop may already be answered
     if (r.status == net::io_status::done) {
-      if (!on_bytes(c, read_buffer_.data(), r.bytes, now)) return;
+      if (!on_bytes(c, read_buffer_.data(), r.bytes, now, arrival_time(c, stamp, now))) return;
       // A short read drained the socket and a later arrival raises a new edge, so the read that
       // would only return EAGAIN is skipped. Not when the peer's FIN came with this event: it
       // raises no further edge, and must be read now.
@@ -184,7 +187,7 @@ void worker::on_readable(connection& c, nanoseconds now, bool peer_closed) {
     }
     if (!c.has_request) return close_connection(c, now);
     if (r.status == net::io_status::closed) {
-      if (c.parser.finish_on_eof() == http::parse_status::complete) return complete(c, now);
+      if (c.parser.finish_on_eof() == http::parse_status::complete) return complete(c, now, now);
       return fail(c, record::socket_reason::closed, now);
     }
     return fail(c, r.status == net::io_status::reset ? record::socket_reason::reset
@@ -193,14 +196,26 @@ void worker::on_readable(connection& c, nanoseconds now, bool peer_closed) {
   }
 }
 
-// Returns false when the connection was closed and must not be read further.
-bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now) {
+// When bytes that were read late arrived: the kernel's receive stamp, kept between the send
+// and the read so a stepped wall clock cannot date a response outside its own life. On TCP the
+// stamp is that of the last packet the read consumed, so a response that arrived in several
+// packets and was read in one go gets its first byte dated at its last packet.
+nanoseconds worker::arrival_time(const connection& c, nanoseconds stamp,
+                                 nanoseconds read_at) const noexcept {
+  if (stamp.count() == 0) return read_at;
+  return std::clamp(to_mono_(stamp), std::min(c.times.sent, read_at), read_at);
+}
+
+// Returns false when the connection was closed and must not be read further. `arrived`: when
+// the bytes reached the socket; `now`: when they were read.
+bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
+                      nanoseconds arrived) {
   if (!c.has_request || c.state != conn_state::busy) {
     close_connection(c, now);  // bytes nobody asked for: the connection is out of step
     return false;
   }
   recorder_->on_received_bytes(c.times.intended, size);
-  if (c.times.first_byte.count() == 0) c.times.first_byte = now;
+  if (c.times.first_byte.count() == 0) c.times.first_byte = arrived;
   const auto r = c.parser.feed(data, size);
   if (r.status == http::parse_status::error) {
     fail(c, c.parser.error() == http::parse_error::header_too_large
@@ -211,7 +226,7 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
   }
   if (r.status == http::parse_status::need_more) return true;
   const bool stray = r.consumed != size;
-  complete(c, now);
+  complete(c, now, arrived);
   if (stray && c.fd >= 0) {
     close_connection(c, now);
     return false;
@@ -219,12 +234,12 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
   return c.fd >= 0;
 }
 
-void worker::complete(connection& c, nanoseconds now) {
+void worker::complete(connection& c, nanoseconds now, nanoseconds done) {
   const int status = c.parser.status_code();
   const bool expected = status >= 0 && status < 600 && config_.expected_status.test(status);
   const auto cause = retry_cause_of(status);
-  if (!cause || !retry(c.times, *cause, now, true)) {
-    recorder_->on_response(c.times, now, status, expected);
+  if (!cause || !retry(c.times, *cause, done, true)) {
+    recorder_->on_response(c.times, done, status, expected);
   }
   c.has_request = false;
   if (!c.parser.keep_alive() || !config_.keep_alive) return close_connection(c, now);

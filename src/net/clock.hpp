@@ -20,6 +20,21 @@ struct clock_mapping {
 };
 clock_mapping map_clocks() noexcept;
 
+// Maps CLOCK_REALTIME instants (the kernel's packet receive stamps) onto CLOCK_MONOTONIC. The
+// offset between the clocks moves only when the wall clock is slewed (<= 0.5 us per ms) or
+// stepped, so it is re-measured now and then rather than per packet.
+class realtime_to_mono {
+ public:
+  void refresh() noexcept {
+    const clock_mapping m = map_clocks();
+    offset_ = m.unix - m.mono;
+  }
+  nanoseconds operator()(nanoseconds unix) const noexcept { return unix - offset_; }
+
+ private:
+  nanoseconds offset_{};
+};
+
 // The default 50 us slack delays every timer wake-up; punctual's timers want 1 ns.
 void set_thread_timer_slack_1ns() noexcept;
 

@@ -5,10 +5,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 namespace punctual::net {
 namespace {
@@ -82,6 +84,38 @@ int finish_connect(int fd) noexcept {
 io_result read_some(int fd, char* buffer, std::size_t size) noexcept {
   const ssize_t n = ::read(fd, buffer, size);
   if (n > 0) return {io_status::done, static_cast<std::size_t>(n)};
+  if (n == 0) return {io_status::closed, 0};
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {io_status::would_block, 0};
+  if (errno == ECONNRESET || errno == EPIPE) return {io_status::reset, 0};
+  return {io_status::failed, 0};
+}
+
+bool enable_receive_timestamps(int fd) noexcept {
+  const int one = 1;
+  return setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) == 0;
+}
+
+io_result read_stamped(int fd, char* buffer, std::size_t size,
+                       std::chrono::nanoseconds& stamp) noexcept {
+  iovec iov{buffer, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  stamp = std::chrono::nanoseconds{0};
+  const ssize_t n = ::recvmsg(fd, &msg, 0);
+  if (n > 0) {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+      timespec ts;
+      std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      stamp = std::chrono::nanoseconds{static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 +
+                                       ts.tv_nsec};
+    }
+    return {io_status::done, static_cast<std::size_t>(n)};
+  }
   if (n == 0) return {io_status::closed, 0};
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {io_status::would_block, 0};
   if (errno == ECONNRESET || errno == EPIPE) return {io_status::reset, 0};
