@@ -81,14 +81,18 @@ int finish_connect(int fd) noexcept {
   return err;
 }
 
-io_result read_some(int fd, char* buffer, std::size_t size) noexcept {
-  const ssize_t n = ::read(fd, buffer, size);
+namespace {
+
+// The outcome of a recvmsg(2) that returned n, with errno set when n < 0.
+io_result read_result(ssize_t n) noexcept {
   if (n > 0) return {io_status::done, static_cast<std::size_t>(n)};
   if (n == 0) return {io_status::closed, 0};
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {io_status::would_block, 0};
   if (errno == ECONNRESET || errno == EPIPE) return {io_status::reset, 0};
   return {io_status::failed, 0};
 }
+
+}  // namespace
 
 bool enable_receive_timestamps(int fd) noexcept {
   const int one = 1;
@@ -114,12 +118,8 @@ io_result read_stamped(int fd, char* buffer, std::size_t size,
       stamp = std::chrono::nanoseconds{static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 +
                                        ts.tv_nsec};
     }
-    return {io_status::done, static_cast<std::size_t>(n)};
   }
-  if (n == 0) return {io_status::closed, 0};
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {io_status::would_block, 0};
-  if (errno == ECONNRESET || errno == EPIPE) return {io_status::reset, 0};
-  return {io_status::failed, 0};
+  return read_result(n);
 }
 
 io_result write_some(int fd, const char* data, std::size_t size) noexcept {

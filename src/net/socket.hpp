@@ -37,12 +37,10 @@ struct io_result {
   std::size_t bytes;
 };
 
-io_result read_some(int fd, char* buffer, std::size_t size) noexcept;
-
 // Asks the kernel to stamp each packet this socket receives (SO_TIMESTAMPNS, CLOCK_REALTIME),
 // so a response read late still has the time it arrived.
 bool enable_receive_timestamps(int fd) noexcept;
-// read_some through recvmsg; `stamp` gets the kernel's receive stamp (CLOCK_REALTIME, ns since
+// Reads what is there (recvmsg); `stamp` gets the kernel's receive stamp (CLOCK_REALTIME, ns since
 // the epoch), or zero when there is none. On TCP one call can consume several packets, and the
 // stamp is that of the LAST one consumed: the time the newest of the bytes returned arrived.
 io_result read_stamped(int fd, char* buffer, std::size_t size,
