@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "engine/run.hpp"
+#include "engine_test_config.hpp"
 #include "http/request.hpp"
 
 namespace {
@@ -79,16 +80,10 @@ void start_server(served& s, const char* fault = nullptr) {
 
 long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
                             std::uint64_t& planned, bool retries = false) {
-  engine::run_config c;
-  std::string error;
-  EXPECT_TRUE(net::resolve("127.0.0.1", port, c.target, error)) << error;
-  http::request_spec spec;
-  spec.host = "127.0.0.1:" + std::to_string(port);
-  c.request = http::encode_request(spec);
+  engine::run_config c = test::loopback_get(port);
   c.threads = 2;
   c.connections = 4;
   c.duration = duration;
-  for (int s = 200; s < 400; ++s) c.expected_status.set(s);
   if (retries) {
     c.retry.retries = 2;
     c.retry.on = 1U << record::index(record::retry_cause::status_5xx);

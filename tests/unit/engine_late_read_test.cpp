@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/run.hpp"
+#include "engine_test_config.hpp"
 #include "http/request.hpp"
 #include "server/server.hpp"
 
@@ -22,17 +23,11 @@ struct late_read_run {
   run_result result;
 
   late_read_run(precision_mode precision, double rate) {
-    const std::uint16_t port = srv.start();
-    std::string error;
-    EXPECT_TRUE(net::resolve("127.0.0.1", port, config.target, error)) << error;
-    http::request_spec spec;
-    spec.host = "127.0.0.1:" + std::to_string(port);
-    config.request = http::encode_request(spec);
+    config = test::loopback_get(srv.start());
     config.threads = 1;
     config.connections = 1;
     config.duration = milliseconds(1500);
     config.precision = precision;
-    for (int s = 200; s < 400; ++s) config.expected_status.set(s);
     schedule::plan p;
     p.rate_per_s = rate;
     p.duration = config.duration;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "engine/run.hpp"
+#include "engine_test_config.hpp"
 #include "http/request.hpp"
 #include "server/server.hpp"
 
@@ -24,18 +25,12 @@ struct fixture {
   run_config config;
 
   explicit fixture(model_kind model, nanoseconds duration) {
-    const std::uint16_t port = srv.start();
-    std::string error;
-    EXPECT_TRUE(net::resolve("127.0.0.1", port, config.target, error)) << error;
-    http::request_spec spec;
-    spec.host = "127.0.0.1:" + std::to_string(port);
-    config.request = http::encode_request(spec);
+    config = test::loopback_get(srv.start());
     config.model = model;
     config.threads = 2;
     config.connections = 4;
     config.duration = duration;
     config.think = milliseconds(model == model_kind::closed ? 5 : 0);
-    for (int s = 200; s < 400; ++s) config.expected_status.set(s);
   }
 
   schedule::plan plan(double rate) const {
