@@ -120,6 +120,9 @@ class worker {
   mutable bool conn_awaits_socket_ = false;  // a request waits on a connect or a blocked write
   nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
   nanoseconds wake_lateness_{};  // typical lateness of a timed wake-up (learn_wake_lateness)
+  // Waits are made punctual (early wake, spinning short ones) only where every send gets the
+  // same treatment; see the constructor.
+  bool punctual_waits_ = true;
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
