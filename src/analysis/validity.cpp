@@ -139,7 +139,7 @@ void add_poisson_warning(const validity_input& in, std::vector<check>& out) {
   if (!c.pass) {
     c.note = "the actual send gaps are " + number_text(c.figure) + " (KS distance) from the " +
              "Poisson schedule's; the server saw a burstier or smoother process than planned: " +
-             "use --precision fine or spin, more threads, or a lower rate";
+             "use --precision spin, more threads, or a lower rate";
   }
   out.push_back(std::move(c));
 }

@@ -38,6 +38,11 @@ constexpr nanoseconds early_wake_above{200'000};
 constexpr nanoseconds max_early_wake{150'000};
 constexpr nanoseconds lateness_step{1'000};
 
+// The wake-up lateness class of a sleep: within the host's halt polling, up to 1 ms, longer.
+std::size_t lateness_class(nanoseconds sleep) noexcept {
+  return sleep < nanoseconds{200'000} ? 0 : sleep < nanoseconds{1'000'000} ? 1 : 2;
+}
+
 inline void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -54,12 +59,12 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
-  // Waking early and spinning short waits make some sends punctual while waits in between stay
-  // ~60 us late. With constant arrivals every wait has the same length, so every send gets the
-  // same treatment. Poisson gaps would get a mix, and the mix distorts the gaps the server sees
-  // (the poisson_send_gaps warning); a constant lateness for every send does not.
-  punctual_waits_ = !(config.precision == precision_mode::fine && plan &&
-                      plan->arrival != schedule::arrival_kind::constant);
+  // With constant arrivals every wait has the same length, so waking early for long waits only
+  // treats every send alike. Poisson gaps have every length, and a lateness that differs with
+  // the wait would distort the gaps the server sees (the poisson_send_gaps warning): there every
+  // wait wakes early, and the short ones are spun.
+  uneven_gaps_ = config.precision == precision_mode::fine && plan &&
+                 plan->arrival != schedule::arrival_kind::constant;
   if (config.retry.enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -370,20 +375,19 @@ std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
   const bool can_defer =
       config_.model == model_kind::open && queue_.empty() && !conn_awaits_socket_;
   nanoseconds sleep = timeout;
-  // Fine mode: a wake-up lands ~60 us late here, so for a long enough wait the thread sets its
-  // timer that much early and spins the rest. Same sleeps, sends on time. Shorter waits keep
-  // the late wake-up, which sends the next request too: spinning through them would cost a
-  // core.
-  if (config_.precision == precision_mode::fine && punctual_waits_ && timeout >= early_wake_above) {
-    sleep -= wake_lateness_;
+  // Fine mode: a wake-up lands ~60 us late here (later after a longer sleep), so for a long
+  // enough wait the thread sets its timer that much early and spins the rest. Same sleeps,
+  // sends on time. With even gaps, shorter waits keep the late wake-up, which sends the next
+  // request too: spinning through them would cost a core.
+  if (config_.precision == precision_mode::fine && (uneven_gaps_ || timeout >= early_wake_above)) {
+    sleep -= wake_lateness_[lateness_class(timeout)];
   }
-  const nanoseconds spin_limit = punctual_waits_ ? spin_below : nanoseconds{0};
-  if (sleep >= spin_limit && sleep.count() > 0 && sleep <= harvest_horizon && can_defer) {
+  if (sleep >= spin_below && sleep <= harvest_horizon && can_defer) {
     tick_loop_.wait(events_, sleep);
-    learn_wake_lateness(now + sleep);
+    learn_wake_lateness(now + sleep, sleep);
     sleep = nanoseconds{0};
   }
-  if (sleep < spin_limit) {
+  if (sleep < spin_below) {
     // Polling the clock rather than the sockets: a poll is a system call, and responses can
     // wait for the deadline as they would in a sleep. Not while requests queue: a response
     // frees the connection one of them needs.
@@ -393,7 +397,7 @@ std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
     sleep = nanoseconds{0};
   }
   const auto ready = loop_.wait(events_, sleep);
-  if (sleep.count() > 0 && ready.empty()) learn_wake_lateness(now + sleep);
+  if (sleep.count() > 0 && ready.empty()) learn_wake_lateness(now + sleep, sleep);
   const nanoseconds woke = net::mono_now();
   if (woke - clocks_mapped_at_ >= clock_remap) {
     to_mono_.refresh();
@@ -402,12 +406,15 @@ std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
   return ready;
 }
 
-// A running median of how late timed wake-ups land: one step up or down per wake-up, so a rare
-// millisecond-long hypervisor pause moves it by one step, not by its length.
-void worker::learn_wake_lateness(nanoseconds target) noexcept {
+// A running median of how late timed wake-ups land, one per class of sleep length: on a KVM
+// guest a vCPU idle for longer than the host's halt-polling window (~200 us) wakes later. One
+// step up or down per wake-up, so a rare millisecond-long hypervisor pause moves it by one
+// step, not by its length.
+void worker::learn_wake_lateness(nanoseconds target, nanoseconds slept) noexcept {
   const nanoseconds late = net::mono_now() - target;
-  wake_lateness_ += late > wake_lateness_ ? lateness_step : -lateness_step;
-  wake_lateness_ = std::clamp(wake_lateness_, nanoseconds{0}, max_early_wake);
+  nanoseconds& estimate = wake_lateness_[lateness_class(slept)];
+  estimate += late > estimate ? lateness_step : -lateness_step;
+  estimate = std::clamp(estimate, nanoseconds{0}, max_early_wake);
 }
 
 bool worker::finished(nanoseconds now) const noexcept {

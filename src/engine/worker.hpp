@@ -78,7 +78,7 @@ class worker {
   nanoseconds connection_wake(nanoseconds now) const noexcept;
   nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
   std::span<epoll_event> wait_for_work(nanoseconds now) noexcept;
-  void learn_wake_lateness(nanoseconds target) noexcept;
+  void learn_wake_lateness(nanoseconds target, nanoseconds slept) noexcept;
   bool finished(nanoseconds now) const noexcept;
   void observe_interruption(const run_control& control, nanoseconds now) noexcept;
   void finish_unfinished();
@@ -119,10 +119,9 @@ class worker {
   mutable nanoseconds conn_scanned_at_{};
   mutable bool conn_awaits_socket_ = false;  // a request waits on a connect or a blocked write
   nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
-  nanoseconds wake_lateness_{};  // typical lateness of a timed wake-up (learn_wake_lateness)
-  // Waits are made punctual (early wake, spinning short ones) only where every send gets the
-  // same treatment; see the constructor.
-  bool punctual_waits_ = true;
+  // Typical lateness of a timed wake-up, by how long the sleep was (learn_wake_lateness).
+  std::array<nanoseconds, 3> wake_lateness_{};
+  bool uneven_gaps_ = false;  // fine mode, Poisson schedule: every wait wakes early (constructor)
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
