@@ -407,7 +407,10 @@ std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
 }
 
 // A running median of how late timed wake-ups land, one per class of sleep length: on a KVM
-// guest a vCPU idle for longer than the host's halt-polling window (~200 us) wakes later. One
+// guest a vCPU idle for longer than the host's halt-polling window (~200 us) wakes later. It is
+// learnt by the length actually slept (what the host sees) and looked up by the wait, which is
+// what is known before sleeping; keying both by the wait measured worse (KS 0.026-0.029 against
+// 0.020 for Poisson at 3000 req/s). One
 // step up or down per wake-up, so a rare millisecond-long hypervisor pause moves it by one
 // step, not by its length.
 void worker::learn_wake_lateness(nanoseconds target, nanoseconds slept) noexcept {
