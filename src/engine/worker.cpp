@@ -181,11 +181,11 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
   }
   const nanoseconds due = now + backoff_delay(policy, t.index, t.attempt + 1);
   if (due >= t.intended + config_.timeout) {
-    recorder_->on_retry_refused(t, false);
+    recorder_->on_retry_past_deadline(t);
     return false;
   }
   if (!budget_.try_take()) {
-    recorder_->on_retry_refused(t, true);
+    recorder_->on_retry_refused_by_budget(t);
     return false;
   }
   recorder_->on_attempt_failed(t, now, why, answered);

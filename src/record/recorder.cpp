@@ -95,11 +95,6 @@ void recorder::on_attempt_failed(const request_times& t, nanoseconds at, retry_c
   if (answered) record_service(t, at);
 }
 
-void recorder::on_retry_refused(const request_times& t, bool by_budget) noexcept {
-  attempt_counts& a = phase_of(t.intended).counts.attempts;
-  (by_budget ? a.refused_by_budget : a.past_deadline)++;
-}
-
 void recorder::record_service(const request_times& t, nanoseconds done) noexcept {
   record_view(view::service_time, t.intended, done, done - t.sent);
   if (t.first_byte.count() != 0) {

@@ -65,7 +65,12 @@ class recorder {
                          bool answered) noexcept;
   // A retryable failure that stays final: the budget refused the retry, or the backoff would
   // end past the deadline. The outcome itself is recorded by the usual call.
-  void on_retry_refused(const request_times& t, bool by_budget) noexcept;
+  void on_retry_refused_by_budget(const request_times& t) noexcept {
+    phase_of(t.intended).counts.attempts.refused_by_budget++;
+  }
+  void on_retry_past_deadline(const request_times& t) noexcept {
+    phase_of(t.intended).counts.attempts.past_deadline++;
+  }
   // Final outcomes; each planned request reaches exactly one of these (or on_dropped).
   void on_response(const request_times& t, nanoseconds done, int status, bool expected) noexcept;
   void on_socket_error(const request_times& t, nanoseconds failed_at, socket_reason why) noexcept;

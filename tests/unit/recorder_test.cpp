@@ -88,8 +88,8 @@ TEST(recorder, attempts_are_counted_apart_from_the_one_outcome) {
   EXPECT_EQ(r.load().attempts[0], 1u);
   EXPECT_EQ(r.load().attempts[1], 1u);
 
-  r.on_retry_refused(first, true);
-  r.on_retry_refused(first, false);
+  r.on_retry_refused_by_budget(first);
+  r.on_retry_past_deadline(first);
   EXPECT_EQ(r.measured().counts.attempts.refused_by_budget, 1u);
   EXPECT_EQ(r.measured().counts.attempts.past_deadline, 1u);
 }
