@@ -68,6 +68,14 @@ class Checks:
         sys.exit(1 if self.failed else 0)
 
 
+def binary_from_argv():
+    """The punctual binary every test script takes as its one argument, as an absolute path."""
+    if len(sys.argv) != 2:
+        print(f"usage: {os.path.basename(sys.argv[0])} PATH_TO_PUNCTUAL", file=sys.stderr)
+        sys.exit(2)
+    return os.path.abspath(sys.argv[1])
+
+
 def check(cond, message):
     if not cond:
         raise AssertionError(message)

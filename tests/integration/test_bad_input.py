@@ -160,7 +160,7 @@ def check_case(binary, argv, needle):
 
 
 def main():
-    binary = sys.argv[1]
+    binary = harness.binary_from_argv()
     url = f"http://127.0.0.1:{harness.closed_port()}/"
     table = cases(url)
     check(len(table) >= 40, "the table must hold at least 40 cases")

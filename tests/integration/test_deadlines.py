@@ -79,7 +79,7 @@ def connect_refused(binary):
 
 
 def main():
-    binary = sys.argv[1]
+    binary = harness.binary_from_argv()
     checks = harness.Checks("deadlines")
     checks.run("stall in the middle, --timeout 500ms", stall_in_the_middle, binary)
     checks.run("stall past the end, drain bounded", stall_until_after_the_end, binary)

@@ -184,10 +184,7 @@ def late_responses_are_never_reattributed(tmp, binary):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: test_faults.py PATH_TO_PUNCTUAL", file=sys.stderr)
-        sys.exit(2)
-    binary = sys.argv[1]
+    binary = harness.binary_from_argv()
     checks = harness.Checks("faults")
     tmp = tempfile.mkdtemp(prefix="punctual-faults-")
     try:

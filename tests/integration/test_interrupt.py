@@ -82,7 +82,7 @@ def interrupt_once(binary, serve, delay_s, stalling):
 
 
 def main():
-    binary = sys.argv[1]
+    binary = harness.binary_from_argv()
     rounds = 20  # issue 5: twenty interruptions at random points, in every run of the suite
     seed = int(os.environ.get("SEED", "20261129"))
     rng = random.Random(seed)

@@ -203,7 +203,7 @@ def test_json_stdout(binary, nginx):
 
 
 def main():
-    binary = sys.argv[1]
+    binary = harness.binary_from_argv()
     checks = harness.Checks("nginx")
     with harness.nginx_server() as nginx:
         checks.run("keep-alive 2000 req/s -t2 -c8", test_keepalive, binary, nginx)

@@ -133,7 +133,7 @@ def second_interrupt(binary):
 
 
 def main():
-    binary = os.path.abspath(sys.argv[1])
+    binary = harness.binary_from_argv()
     checks = harness.Checks("resources")
     checks.run("out of ephemeral ports mid-run is counted as no_ports", out_of_ports, binary)
     checks.run("out of descriptors mid-run is counted as no_fds", out_of_descriptors, binary)

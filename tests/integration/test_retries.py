@@ -196,10 +196,7 @@ def interrupted_chains(binary, tmp):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: test_retries.py PATH_TO_PUNCTUAL", file=sys.stderr)
-        sys.exit(2)
-    binary = sys.argv[1]
+    binary = harness.binary_from_argv()
     checks = harness.Checks("retries")
     tmp = tempfile.mkdtemp(prefix="punctual-retries-")
     try:

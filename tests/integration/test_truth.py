@@ -17,6 +17,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 import truth_lib as tl  # noqa: E402
 
 MS = tl.MS
@@ -181,10 +182,7 @@ def compare_threads(rows_by_name, configs, tally):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: test_truth.py PATH_TO_PUNCTUAL", file=sys.stderr)
-        return 2
-    binary = os.path.abspath(sys.argv[1])
+    binary = harness.binary_from_argv()
     full = os.environ.get("FULL") == "1"
     configs = matrix(full)
     tally = Tally()

@@ -563,10 +563,7 @@ def poisson_gaps_silent(binary):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: test_verdicts.py PATH_TO_PUNCTUAL", file=sys.stderr)
-        sys.exit(2)
-    binary = os.path.abspath(sys.argv[1])
+    binary = harness.binary_from_argv()
     checks = harness.Checks("verdicts")
     state = {}
     started = time.monotonic()
