@@ -87,6 +87,7 @@ if [[ -z ${PUNCTUAL:-} ]]; then
   fi
 fi
 [[ -x $PUNCTUAL ]] || die "punctual binary not found: $PUNCTUAL"
+have c++ || die "c++ is required (bench/floor_generator.cpp)"
 
 # ---------------------------------------------------------------- scratch and cleanup
 raw=$(mktemp -d /tmp/punctual-bench.XXXXXX)
@@ -102,6 +103,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 url=http://127.0.0.1:$port/
+floor_bin=$raw/floor_generator
+c++ -std=c++20 -O2 -Wall -Wextra -Werror -o "$floor_bin" "$here/floor_generator.cpp" ||
+  die "bench/floor_generator.cpp did not compile"
 
 # ---------------------------------------------------------------- nginx
 start_nginx() {
@@ -176,6 +180,10 @@ punctual_run() {  # NAME ARGS...
   timed "$name" "$PUNCTUAL" run "$@" --json "$raw/$name.json" "$url"
 }
 
+floor_run() {  # MODE: the reference generator that does only the unavoidable kernel work
+  timed "s1_cpu_floor_$1" "$floor_bin" "$1" "$port" "$rate1" "$conns1" "$dur"
+}
+
 h2load_run() {  # NAME
   # h2load's --rps is per client, so the total is conns1 x rps.
   timed "$1" h2load --h1 -c "$conns1" -t 1 --rps $((rate1 / conns1)) -D "$dur" "$url"
@@ -190,6 +198,8 @@ section1() {
     punctual_run "s1_cpu_$mode" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
   done
   (( have_h2load )) && h2load_run s1_cpu_h2load
+  floor_run coarse
+  floor_run fine
   (( have_tcpdump )) || return 0
   for mode in coarse fine spin; do
     capture_start "s1_wire_$mode"
@@ -383,9 +393,27 @@ if t and n:
         "rate_sent_per_s": n / dur,
         "wire": wire_of("s1_wire_h2load"),
     }
+for mode in ("coarse", "fine"):
+    t, out = time_of(f"s1_cpu_floor_{mode}"), read(f"s1_cpu_floor_{mode}.out")
+    try:
+        f = json.loads(out) if out else None
+    except ValueError:
+        f = None
+    if not t or not f or not f["completed"]:
+        continue
+    n = f["completed"]
+    tools["floor " + mode] = {
+        "requests": n,
+        "cpu_us_per_request": (t["user_s"] + t["sys_s"]) * 1e6 / n,
+        "sleeps_per_request": f["sleeps"] / n,
+        "rate_sent_per_s": f["sent"] / dur,
+        "wire": None,
+    }
 ref = tools.get("h2load")
 for name, v in tools.items():
     v["cpu_ratio_to_h2load"] = ratio(v["cpu_us_per_request"], ref and ref["cpu_us_per_request"])
+    floor_of = tools.get("floor " + name.split()[-1]) if name.startswith("punctual") else None
+    v["cpu_ratio_to_floor"] = ratio(v["cpu_us_per_request"], floor_of and floor_of["cpu_us_per_request"])
     for p in ("50", "99"):
         mine = v["wire"] and v["wire"]["abs_gap_error_us"][p]
         theirs = ref and ref["wire"] and ref["wire"]["abs_gap_error_us"][p]
@@ -459,21 +487,26 @@ print(f"\npunctual bench {stamp} ({'QUICK' if quick == '1' else 'full'}; runs of
       f"load average at start {' '.join(result['bench']['loadavg_start'])})")
 print(f"\n1. {rate1} req/s, {conns1} connections: CPU per request and send precision "
       "(ratios against h2load)")
-hdr = (f"{'tool':16} {'CPU us/req':>10} {'x h2load':>8} {'worker us/req':>13} "
+hdr = (f"{'tool':16} {'CPU us/req':>10} {'x h2load':>8} {'x floor':>7} {'worker us/req':>13} "
        f"{'sleeps/req':>10} {'sent/s':>8}")
 print(hdr)
 print("-" * len(hdr))
 for name, v in tools.items():
     print(f"{name:16} {fmt(v['cpu_us_per_request'], '.2f'):>10} "
-          f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} "
+          f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} {fmt(v['cpu_ratio_to_floor'], '.2f'):>7} "
           f"{fmt(v.get('worker_cpu_us_per_request'), '.2f'):>13} "
           f"{fmt(v.get('sleeps_per_request'), '.3f'):>10} {fmt(v['rate_sent_per_s'], '.0f'):>8}")
+print("   (floor: bench/floor_generator.cpp, the same schedule with only the kernel work any "
+      "generator needs:\n    one send and one receive per request, and its sleeps; no parsing or "
+      "recording. x floor: punctual's mode over it)")
 print()
 hdr = (f"{'tool':16} {'send_lag p50':>12} {'p99':>8} | {'wire |gap-ideal| p50':>20} {'p99':>8} "
        f"{'x h2load p50':>12} {'p99':>6} | {'wire sched p50':>14} {'p99':>8} {'bursts':>6}")
 print(hdr)
 print("-" * len(hdr))
 for name, v in tools.items():
+    if name.startswith("floor"):
+        continue  # no send lag, and its wire pattern is not a figure of this bench
     w = v["wire"] or {}
     err = w.get("abs_gap_error_us", {})
     sched = w.get("abs_schedule_error_us", {})
