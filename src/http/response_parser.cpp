@@ -113,30 +113,8 @@ response_parser::result response_parser::feed(const char* data, std::size_t size
     const state s = state_;
     if (s == state::body_length || s == state::chunk_data || s == state::body_until_close) {
       i += consume_body(size - i);
-    } else if ((s == state::reason || (s == state::header_value && kind_ == header_kind::other)) &&
-               is_field(data[i])) {
-      // Fast path: the bulk of a header section is values nobody needs, skip them in one run.
-      std::size_t j = i;
-      while (j < size && is_field(data[j])) ++j;
-      const std::size_t room = max_header_bytes - section_bytes_;
-      if (j - i > room) {
-        // Fail on the same byte as the byte-wise path would, whatever the split.
-        fail(parse_error::header_too_large);
-        return {i + room + 1, parse_status::error};
-      }
-      section_bytes_ += j - i;
-      i = j;
-    } else if (s == state::header_name && is_token(data[i])) {
-      std::size_t j = i;
-      while (j < size && is_token(data[j])) ++j;
-      const std::size_t room = max_header_bytes - section_bytes_;
-      if (j - i > room) {
-        fail(parse_error::header_too_large);
-        return {i + room + 1, parse_status::error};
-      }
-      section_bytes_ += j - i;
-      append_name(data + i, j - i);
-      i = j;
+    } else if (const std::size_t run = s <= state::headers_end_lf ? header_run(data + i, size - i) : 0) {
+      i += run;
     } else {
       const char c = data[i++];
       if (s <= state::headers_end_lf) {
@@ -155,6 +133,74 @@ response_parser::result response_parser::feed(const char* data, std::size_t size
     if (state_ == state::failed) return {i, parse_status::error};
   }
   return {i, parse_status::need_more};
+}
+
+// Most of a header section is runs the byte-wise path would only step through: the status
+// line's fixed prefix, names, values nobody needs, line ends. This takes such a run in one go
+// and leaves exactly the state the byte-wise path would; 0 means "go byte by byte".
+std::size_t response_parser::header_run(const char* p, std::size_t n) noexcept {
+  switch (state_) {
+    case state::version: return status_prefix(p, n);
+    case state::reason: return is_field(p[0]) ? skip_run(p, n, is_field) : 0;
+    case state::header_line_start:
+      if (!is_token(p[0])) return 0;
+      name_len_ = 0;
+      name_too_long_ = false;
+      state_ = state::header_name;
+      [[fallthrough]];
+    case state::header_name: {
+      if (!is_token(p[0])) return 0;
+      const std::size_t run = skip_run(p, n, is_token);
+      if (state_ != state::failed) append_name(p, run);
+      return run;
+    }
+    case state::header_value_ows:
+    case state::header_value:
+      if (kind_ == header_kind::other && is_field(p[0])) {
+        state_ = state::header_value;  // for a value nobody reads, leading spaces change nothing
+        return skip_run(p, n, is_field);
+      }
+      return state_ == state::header_value ? line_end(p, n) : 0;
+    default: return 0;
+  }
+}
+
+// The longest run of bytes matching `in`, counted into the section. Past max_header_bytes it
+// fails on the same byte as the byte-wise path, whatever the split.
+std::size_t response_parser::skip_run(const char* p, std::size_t n, bool (*in)(char) noexcept) noexcept {
+  std::size_t j = 0;
+  while (j < n && in(p[j])) ++j;
+  const std::size_t room = max_header_bytes - section_bytes_;
+  if (j > room) {
+    fail(parse_error::header_too_large);
+    return room + 1;
+  }
+  section_bytes_ += j;
+  return j;
+}
+
+// "HTTP/1.x NNN" in one piece; what follows the code goes byte by byte.
+std::size_t response_parser::status_prefix(const char* p, std::size_t n) noexcept {
+  constexpr std::size_t length = 12;
+  if (index_ != 0 || n < length || std::string_view(p, version_literal.size()) != version_literal) return 0;
+  const char minor = p[7];
+  if (!is_digit(minor) || p[8] != ' ' || !is_digit(p[9]) || !is_digit(p[10]) || !is_digit(p[11])) return 0;
+  const int code = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+  if (code < 100 || code > 599) return 0;
+  minor_version_ = minor - '0';
+  status_code_ = code;
+  index_ = 3;
+  section_bytes_ += length;
+  state_ = state::status_after_code;
+  return length;
+}
+
+// CRLF at the end of a value, as '\r' then '\n' would be taken byte by byte.
+std::size_t response_parser::line_end(const char* p, std::size_t n) noexcept {
+  if (n < 2 || p[0] != '\r' || p[1] != '\n' || max_header_bytes - section_bytes_ < 2) return 0;
+  section_bytes_ += 2;
+  if (end_header_value()) state_ = state::header_line_start;
+  return 2;
 }
 
 std::size_t response_parser::consume_body(std::size_t n) noexcept {

@@ -114,6 +114,10 @@ class response_parser {
   bool end_header_value() noexcept;
   bool end_headers() noexcept;
   std::size_t consume_body(std::size_t n) noexcept;
+  std::size_t header_run(const char* p, std::size_t n) noexcept;
+  std::size_t skip_run(const char* p, std::size_t n, bool (*in)(char) noexcept) noexcept;
+  std::size_t status_prefix(const char* p, std::size_t n) noexcept;
+  std::size_t line_end(const char* p, std::size_t n) noexcept;
 
   state state_ = state::version;
   parse_error error_ = parse_error::none;
