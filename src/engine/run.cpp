@@ -83,6 +83,12 @@ run_result load_run::execute(const interval_sink& sink) {
   interval_map pending;
   std::vector<std::int64_t> taken(workers_.size(), -1);
   std::int64_t next_emit = 0;
+  // Every measured sample is in exactly one interval: the run's totals are their sum.
+  const auto emit = [&](std::int64_t index) {
+    const record::view_set& views = slot(pending, index);
+    result.measured.views.add(views);
+    sink(index, views);
+  };
   const auto poll = [&] {
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       auto& ex = workers_[i]->recorder().intervals();
@@ -93,7 +99,7 @@ run_result load_run::execute(const interval_sink& sink) {
     }
     const std::int64_t ready = *std::min_element(taken.begin(), taken.end());
     for (; next_emit <= ready; ++next_emit) {
-      sink(next_emit, slot(pending, next_emit));
+      emit(next_emit);
       pending.erase(next_emit);
     }
   };
@@ -108,7 +114,7 @@ run_result load_run::execute(const interval_sink& sink) {
     slot(pending, w->recorder().current_interval()).add(w->recorder().intervals().last());
     last = std::max(last, w->recorder().current_interval());
   }
-  for (; next_emit <= last; ++next_emit) sink(next_emit, slot(pending, next_emit));
+  for (; next_emit <= last; ++next_emit) emit(next_emit);
 
   result.interrupted = control_.interrupted.load();
   const nanoseconds window_end =
@@ -118,8 +124,7 @@ run_result load_run::execute(const interval_sink& sink) {
   result.window = std::max(window_end - result.measure_start, nanoseconds{0});
   result.elapsed = net::mono_now() - start;
   for (auto& w : workers_) {
-    result.measured.counts.add(w->recorder().measured().counts);
-    result.measured.views.add(w->recorder().measured().views);
+    result.measured.counts.add(w->recorder().measured_counts());
     result.warmup.counts.add(w->recorder().warmup().counts);
     result.warmup.views.add(w->recorder().warmup().views);
     result.load.add(w->recorder().load());

@@ -36,9 +36,9 @@ std::uint64_t& recorder::second_of(std::vector<std::uint64_t>& series, nanosecon
 }
 
 void recorder::on_planned(nanoseconds intended) noexcept {
-  phase& p = phase_of(intended);
-  p.counts.planned++;
-  if (&p == &measured_) second_of(load_.planned, intended)++;
+  counters& c = counts_of(intended);
+  c.planned++;
+  if (&c == &measured_) second_of(load_.planned, intended)++;
 }
 
 void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
@@ -48,7 +48,6 @@ void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
     warmup_.views[v].record(ns);
     return;
   }
-  measured_.views[v].record(ns);
   if (at >= next_boundary_) roll_intervals(at);
   exchange_.current()[v].record(ns);
 }
@@ -60,9 +59,9 @@ void recorder::record_response_time(nanoseconds intended, nanoseconds at, nanose
 }
 
 void recorder::finish(nanoseconds intended, outcome o) noexcept {
-  phase& p = phase_of(intended);
-  p.counts.outcomes[index(o)]++;
-  if (o == outcome::timeout || o == outcome::unfinished) p.counts.censored++;
+  counters& c = counts_of(intended);
+  c.outcomes[index(o)]++;
+  if (o == outcome::timeout || o == outcome::unfinished) c.censored++;
 }
 
 void recorder::on_dropped(nanoseconds intended) noexcept { finish(intended, outcome::dropped); }
@@ -77,13 +76,13 @@ void recorder::on_assigned(const request_times& t) noexcept {
 
 void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
   if (t.had_to_connect) record_view(view::connect_time, t.intended, t.sent, t.sent - t.assigned);
-  phase& p = phase_of(t.intended);
-  p.counts.bytes_sent += bytes;
-  p.counts.attempts.total++;
-  if (t.attempt > 0) p.counts.attempts.retries++;
-  if (&p == &measured_) second_of(load_.attempts, t.sent)++;
-  if (in_window(t.sent)) p.counts.sent_in_window++;
-  if (t.attempt == 0 && &p == &measured_) {
+  counters& c = counts_of(t.intended);
+  c.bytes_sent += bytes;
+  c.attempts.total++;
+  if (t.attempt > 0) c.attempts.retries++;
+  if (&c == &measured_) second_of(load_.attempts, t.sent)++;
+  if (in_window(t.sent)) c.sent_in_window++;
+  if (t.attempt == 0 && &c == &measured_) {
     if (last_first_send_.count() != 0) send_gaps_.record(std::max<std::int64_t>(0, (t.sent - last_first_send_).count()));
     last_first_send_ = t.sent;
   }
@@ -91,7 +90,7 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
 
 void recorder::on_attempt_failed(const request_times& t, nanoseconds at, retry_cause why,
                                  bool answered) noexcept {
-  phase_of(t.intended).counts.attempts.by_cause[index(why)]++;
+  counts_of(t.intended).attempts.by_cause[index(why)]++;
   if (answered) record_service(t, at);
 }
 
@@ -103,14 +102,14 @@ void recorder::record_service(const request_times& t, nanoseconds done) noexcept
 }
 
 void recorder::on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept {
-  phase_of(intended).counts.bytes_received += bytes;
+  counts_of(intended).bytes_received += bytes;
 }
 
 void recorder::on_response(const request_times& t, nanoseconds done, int status,
                            bool expected) noexcept {
-  phase& p = phase_of(t.intended);
-  if (status >= 0 && status < static_cast<int>(p.counts.status.size())) p.counts.status[status]++;
-  if (in_window(done)) p.counts.completed_in_window++;
+  counters& c = counts_of(t.intended);
+  if (status >= 0 && status < static_cast<int>(c.status.size())) c.status[status]++;
+  if (in_window(done)) c.completed_in_window++;
   record_response_time(t.intended, done, done - t.intended, expected);
   record_service(t, done);
   finish(t.intended, expected ? outcome::ok : outcome::http_error);
@@ -118,7 +117,7 @@ void recorder::on_response(const request_times& t, nanoseconds done, int status,
 
 void recorder::on_socket_error(const request_times& t, nanoseconds failed_at,
                                socket_reason why) noexcept {
-  phase_of(t.intended).counts.socket_errors[index(why)]++;
+  counts_of(t.intended).socket_errors[index(why)]++;
   record_response_time(t.intended, failed_at, failed_at - t.intended, false);
   finish(t.intended, outcome::socket_error);
 }

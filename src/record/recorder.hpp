@@ -1,6 +1,11 @@
-// A worker's recorder: outcome accounting by intended time, latency views for the whole run,
-// and per-second interval views cut by completion time. Owned by one thread; no locks, no
-// allocation after construction.
+// A worker's recorder: outcome accounting by intended time, and latency views per interval,
+// cut by completion time. Owned by one thread; no locks, no allocation after construction.
+//
+// A measured sample is recorded once, into its interval. The run's latency totals are the sum
+// of the intervals, added up by whoever collects them (engine::load_run), so the .hlog and the
+// report agree by construction. Recording each sample into a run-wide set as well doubled the
+// histogram memory the hot path touches, and those cache misses were the recorder's main cost.
+// Warm-up samples never reach the intervals; they are kept apart in warmup().
 #pragma once
 
 #include <chrono>
@@ -57,7 +62,7 @@ class recorder {
   void on_assigned(const request_times& t) noexcept;    // queue wait
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
   void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
-  void count_reconnect() noexcept { measured_.counts.reconnects++; }
+  void count_reconnect() noexcept { measured_.reconnects++; }
 
   // An attempt that failed for `why` and will be retried. `answered`: a whole response came
   // back (a 5xx or 429), so its service time is recorded like any other attempt's.
@@ -66,10 +71,10 @@ class recorder {
   // A retryable failure that stays final: the budget refused the retry, or the backoff would
   // end past the deadline. The outcome itself is recorded by the usual call.
   void on_retry_refused_by_budget(const request_times& t) noexcept {
-    phase_of(t.intended).counts.attempts.refused_by_budget++;
+    counts_of(t.intended).attempts.refused_by_budget++;
   }
   void on_retry_past_deadline(const request_times& t) noexcept {
-    phase_of(t.intended).counts.attempts.past_deadline++;
+    counts_of(t.intended).attempts.past_deadline++;
   }
   // Final outcomes; each planned request reaches exactly one of these (or on_dropped).
   void on_response(const request_times& t, nanoseconds done, int status, bool expected) noexcept;
@@ -82,7 +87,8 @@ class recorder {
   nanoseconds next_interval_boundary() const noexcept { return next_boundary_; }
   std::int64_t current_interval() const noexcept { return interval_index_; }
 
-  const phase& measured() const noexcept { return measured_; }
+  // Counts only: the measured latency views are in the intervals (see above).
+  const counters& measured_counts() const noexcept { return measured_; }
   const phase& warmup() const noexcept { return warmup_; }
   interval_exchange& intervals() noexcept { return exchange_; }
   const per_second_load& load() const noexcept { return load_; }
@@ -90,8 +96,8 @@ class recorder {
   const hdr::histogram& send_gaps() const noexcept { return send_gaps_; }
 
  private:
-  phase& phase_of(nanoseconds intended) noexcept {
-    return intended < measure_start_ ? warmup_ : measured_;
+  counters& counts_of(nanoseconds intended) noexcept {
+    return intended < measure_start_ ? warmup_.counts : measured_;
   }
   bool in_window(nanoseconds t) const noexcept { return t >= measure_start_ && t < window_end_; }
   void record_view(view v, nanoseconds intended, nanoseconds at, nanoseconds value) noexcept;
@@ -106,7 +112,7 @@ class recorder {
   nanoseconds interval_;
   nanoseconds next_boundary_;
   std::int64_t interval_index_ = 0;
-  phase measured_;
+  counters measured_;
   phase warmup_;
   interval_exchange exchange_;
   per_second_load load_;
