@@ -5,7 +5,7 @@
 # figure is reported as a ratio against the reference tool measured in the same run: absolute
 # numbers on a shared 2-vCPU VM mean little, ratios taken minutes apart mean less.
 #
-# Usage: bench/run-bench.sh            (~5 min)
+# Usage: bench/run-bench.sh            (~7 min)
 #        QUICK=1 bench/run-bench.sh    (~1 min smoke run, shorter durations)
 # Environment (all optional):
 #   PUNCTUAL=path      the binary to test (default: build it in build-bench/, Release)
@@ -13,6 +13,7 @@
 #   RESULTS_DIR=dir    where <timestamp>.json goes (default bench/results)
 #   KEEP_RAW=1         keep every raw output (pcaps included) instead of deleting them
 #   NO_INSTALL=1       never call apt-get; missing tools skip their sections
+#   CPU_ROUNDS=3       rounds of the section 1 CPU runs (1 with QUICK)
 #   SERVER_CPU=0 TOOL_CPU=1
 # See bench/README.md for what each figure means.
 set -euo pipefail
@@ -26,9 +27,9 @@ server_cpu=${SERVER_CPU:-0}
 tool_cpu=${TOOL_CPU:-1}
 results_dir=${RESULTS_DIR:-$here/results}
 if [[ $quick == 1 ]]; then
-  dur=3; long_dur=15; ladder_steps=3
+  dur=3; long_dur=15; ladder_steps=3; cpu_rounds=${CPU_ROUNDS:-1}
 else
-  dur=10; long_dur=60; ladder_steps=5
+  dur=10; long_dur=60; ladder_steps=5; cpu_rounds=${CPU_ROUNDS:-3}
 fi
 rate1=20000        # section 1: fixed rate
 conns1=50
@@ -180,8 +181,8 @@ punctual_run() {  # NAME ARGS...
   timed "$name" "$PUNCTUAL" run "$@" --json "$raw/$name.json" "$url"
 }
 
-floor_run() {  # MODE: the reference generator that does only the unavoidable kernel work
-  timed "s1_cpu_floor_$1" "$floor_bin" "$1" "$port" "$rate1" "$conns1" "$dur"
+floor_run() {  # NAME MODE: the reference generator that does only the unavoidable kernel work
+  timed "$1" "$floor_bin" "$2" "$port" "$rate1" "$conns1" "$dur"
 }
 
 h2load_run() {  # NAME
@@ -192,14 +193,19 @@ h2load_run() {  # NAME
 # ---------------------------------------------------------------- sections
 section1() {
   log "1/4 CPU per request and precision at $rate1 req/s, $conns1 connections, ${dur}s each"
-  local mode
+  local mode round
   # CPU is measured without the capture: tcpdump's filter runs in the sender's context.
-  for mode in coarse fine spin; do
-    punctual_run "s1_cpu_$mode" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
+  # Every tool runs once per round, rounds one after another, so that a noisy minute on this
+  # shared machine hits one round of every tool rather than every run of one tool.
+  for round in $(seq "$cpu_rounds"); do
+    log "   CPU round $round/$cpu_rounds"
+    for mode in coarse fine spin; do
+      punctual_run "s1_cpu_${mode}_r$round" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
+    done
+    (( have_h2load )) && h2load_run "s1_cpu_h2load_r$round"
+    floor_run "s1_cpu_floor_coarse_r$round" coarse
+    floor_run "s1_cpu_floor_fine_r$round" fine
   done
-  (( have_h2load )) && h2load_run s1_cpu_h2load
-  floor_run coarse
-  floor_run fine
   (( have_tcpdump )) || return 0
   for mode in coarse fine spin; do
     capture_start "s1_wire_$mode"
@@ -281,13 +287,14 @@ cat /proc/loadavg >"$raw/loadavg_end"
 } >"$raw/versions.txt" || true
 
 python3 - "$raw" "$out_json" "$quick" "$dur" "$long_dur" "$rate1" "$conns1" "$rate3" "$conns3" \
-  "$max_queue" "$PUNCTUAL" "$stamp" <<'EOF'
+  "$max_queue" "$PUNCTUAL" "$stamp" "$cpu_rounds" <<'EOF'
 # Turns the raw outputs into bench/results/<timestamp>.json and the table on stdout.
 # Nothing here is a constant figure: every number comes from a file this run wrote.
 import glob, json, os, re, sys
 
 (raw, out_json, quick, dur, long_dur, rate1, conns1, rate3, conns3,
- max_queue, punctual, stamp) = sys.argv[1:]
+ max_queue, punctual, stamp, cpu_rounds) = sys.argv[1:]
+cpu_rounds = int(cpu_rounds)
 dur, long_dur, rate1, conns1 = int(dur), int(long_dur), int(rate1), int(conns1)
 rate3, conns3 = int(rate3), int(conns3)
 
@@ -365,55 +372,93 @@ def wire_of(name):
 
 
 # ---- section 1
-tools = {}
-for mode in ("coarse", "fine", "spin"):
-    d, t = load_json(f"s1_cpu_{mode}.json"), time_of(f"s1_cpu_{mode}")
+def median_of(values):
+    xs = sorted(x for x in values if x is not None)
+    if not xs:
+        return None
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+
+def cpu_per_request(t, n):
+    return (t["user_s"] + t["sys_s"]) * 1e6 / n if t and n else None
+
+
+def punctual_round(mode, r):
+    name = f"s1_cpu_{mode}_r{r}"
+    d, t = load_json(name + ".json"), time_of(name)
     if not d or not t:
-        continue
+        return None
     n = punctual_requests(d)
     workers = d.get("generator", {}).get("workers", [])
-    sleeps = sum(w.get("sleeps", 0) for w in workers)
     lag = d["latency"]["send_lag"]
-    tools["punctual " + mode] = {
-        "requests": n,
-        "cpu_us_per_request": (t["user_s"] + t["sys_s"]) * 1e6 / n if n else None,
-        "worker_cpu_us_per_request":
-            sum(w.get("cpu_ns", 0) for w in workers) / 1000.0 / n if n and workers else None,
-        "sleeps_per_request": sleeps / n if n else None,
-        "send_lag_us": {"50": us(pct(lag, "50")), "99": us(pct(lag, "99"))},
-        "rate_sent_per_s": d["rates_per_s"]["sent"],
-        "wire": wire_of(f"s1_wire_{mode}"),
-    }
-t = time_of("s1_cpu_h2load")
-n = h2load_requests(read("s1_cpu_h2load.out"))
-if t and n:
-    tools["h2load"] = {
-        "requests": n,
-        "cpu_us_per_request": (t["user_s"] + t["sys_s"]) * 1e6 / n,
-        "rate_sent_per_s": n / dur,
-        "wire": wire_of("s1_wire_h2load"),
-    }
-for mode in ("coarse", "fine"):
-    t, out = time_of(f"s1_cpu_floor_{mode}"), read(f"s1_cpu_floor_{mode}.out")
+    return {"requests": n, "cpu_us_per_request": cpu_per_request(t, n),
+            "worker_cpu_us_per_request":
+                sum(w.get("cpu_ns", 0) for w in workers) / 1000.0 / n if n and workers else None,
+            "sleeps_per_request": sum(w.get("sleeps", 0) for w in workers) / n if n else None,
+            "send_lag_p50_us": us(pct(lag, "50")), "send_lag_p99_us": us(pct(lag, "99")),
+            "rate_sent_per_s": d["rates_per_s"]["sent"]}
+
+
+def h2load_round(r):
+    name = f"s1_cpu_h2load_r{r}"
+    t, n = time_of(name), h2load_requests(read(name + ".out"))
+    if not t or not n:
+        return None
+    return {"requests": n, "cpu_us_per_request": cpu_per_request(t, n), "rate_sent_per_s": n / dur}
+
+
+def floor_round(mode, r):
+    name = f"s1_cpu_floor_{mode}_r{r}"
+    t, out = time_of(name), read(name + ".out")
     try:
         f = json.loads(out) if out else None
     except ValueError:
         f = None
     if not t or not f or not f["completed"]:
-        continue
+        return None
     n = f["completed"]
-    tools["floor " + mode] = {
-        "requests": n,
-        "cpu_us_per_request": (t["user_s"] + t["sys_s"]) * 1e6 / n,
-        "sleeps_per_request": f["sleeps"] / n,
-        "rate_sent_per_s": f["sent"] / dur,
-        "wire": None,
-    }
+    return {"requests": n, "cpu_us_per_request": cpu_per_request(t, n),
+            "sleeps_per_request": f["sleeps"] / n, "rate_sent_per_s": f["sent"] / dur}
+
+
+rounds = range(1, cpu_rounds + 1)
+per_round = {}
+for mode in ("coarse", "fine", "spin"):
+    per_round["punctual " + mode] = [punctual_round(mode, r) for r in rounds]
+per_round["h2load"] = [h2load_round(r) for r in rounds]
+for mode in ("coarse", "fine"):
+    per_round["floor " + mode] = [floor_round(mode, r) for r in rounds]
+
+
+def round_ratio(a, b):
+    """The median over rounds of a's CPU per request over b's in the same round."""
+    if b not in per_round:
+        return None
+    return median_of([ratio(x and x["cpu_us_per_request"], y and y["cpu_us_per_request"])
+                      for x, y in zip(per_round[a], per_round[b])])
+
+
+tools = {}
+for name, runs in per_round.items():
+    got = [x for x in runs if x]
+    if not got:
+        continue
+    v = {k: median_of([x.get(k) for x in got])
+         for k in ("requests", "cpu_us_per_request", "worker_cpu_us_per_request",
+                   "sleeps_per_request", "rate_sent_per_s")}
+    v["cpu_us_per_request_rounds"] = [x and x["cpu_us_per_request"] for x in runs]
+    if name.startswith("punctual"):
+        v["send_lag_us"] = {"50": median_of([x["send_lag_p50_us"] for x in got]),
+                            "99": median_of([x["send_lag_p99_us"] for x in got])}
+    v["wire"] = None if name.startswith("floor") else wire_of(
+        "s1_wire_" + ("h2load" if name == "h2load" else name.split()[-1]))
+    tools[name] = v
 ref = tools.get("h2load")
 for name, v in tools.items():
-    v["cpu_ratio_to_h2load"] = ratio(v["cpu_us_per_request"], ref and ref["cpu_us_per_request"])
-    floor_of = tools.get("floor " + name.split()[-1]) if name.startswith("punctual") else None
-    v["cpu_ratio_to_floor"] = ratio(v["cpu_us_per_request"], floor_of and floor_of["cpu_us_per_request"])
+    v["cpu_ratio_to_h2load"] = round_ratio(name, "h2load")
+    v["cpu_ratio_to_floor"] = (round_ratio(name, "floor " + name.split()[-1])
+                               if name.startswith("punctual") else None)
     for p in ("50", "99"):
         mine = v["wire"] and v["wire"]["abs_gap_error_us"][p]
         theirs = ref and ref["wire"] and ref["wire"]["abs_gap_error_us"][p]
@@ -486,13 +531,15 @@ def fmt(v, spec=".1f", none="-"):
 print(f"\npunctual bench {stamp} ({'QUICK' if quick == '1' else 'full'}; runs of {dur}s; "
       f"load average at start {' '.join(result['bench']['loadavg_start'])})")
 print(f"\n1. {rate1} req/s, {conns1} connections: CPU per request and send precision "
-      "(ratios against h2load)")
-hdr = (f"{'tool':16} {'CPU us/req':>10} {'x h2load':>8} {'x floor':>7} {'worker us/req':>13} "
-       f"{'sleeps/req':>10} {'sent/s':>8}")
+      f"(ratios against h2load; CPU: median of {cpu_rounds} rounds, ratios: median of the "
+      "per-round ratios)")
+hdr = (f"{'tool':16} {'CPU us/req':>10} {'rounds':>17} {'x h2load':>8} {'x floor':>7} "
+       f"{'worker us/req':>13} {'sleeps/req':>10} {'sent/s':>8}")
 print(hdr)
 print("-" * len(hdr))
 for name, v in tools.items():
-    print(f"{name:16} {fmt(v['cpu_us_per_request'], '.2f'):>10} "
+    spread = "/".join(fmt(x, ".1f") for x in v["cpu_us_per_request_rounds"])
+    print(f"{name:16} {fmt(v['cpu_us_per_request'], '.2f'):>10} {spread:>17} "
           f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} {fmt(v['cpu_ratio_to_floor'], '.2f'):>7} "
           f"{fmt(v.get('worker_cpu_us_per_request'), '.2f'):>13} "
           f"{fmt(v.get('sleeps_per_request'), '.3f'):>10} {fmt(v['rate_sent_per_s'], '.0f'):>8}")
