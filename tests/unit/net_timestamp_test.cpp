@@ -53,22 +53,29 @@ void enable_and_settle(int fd) {
   std::this_thread::sleep_for(milliseconds(50));
 }
 
+// Reads what waits on `fd` (expecting `bytes` of it) and returns its receive stamp on the
+// monotonic clock; `read_at` gets the time of the read.
+nanoseconds read_arrival(int fd, std::size_t bytes, nanoseconds& read_at) {
+  char buf[64];
+  nanoseconds stamp{};
+  const io_result r = read_stamped(fd, buf, sizeof buf, stamp);
+  read_at = mono_now();
+  EXPECT_EQ(r.status, io_status::done);
+  EXPECT_EQ(r.bytes, bytes);
+  EXPECT_GT(stamp.count(), 0);
+  realtime_to_mono to_mono;
+  to_mono.refresh();
+  return to_mono(stamp);
+}
+
 TEST(receive_stamps, a_late_read_gets_the_arrival_time) {
   tcp_pair p;
   enable_and_settle(p.client);
   const nanoseconds written = mono_now();
   send_text(p.server, "hello");
   std::this_thread::sleep_for(milliseconds(20));
-  char buf[64];
-  nanoseconds stamp{};
-  const io_result r = read_stamped(p.client, buf, sizeof buf, stamp);
-  const nanoseconds read_at = mono_now();
-  ASSERT_EQ(r.status, io_status::done);
-  EXPECT_EQ(r.bytes, 5u);
-  ASSERT_GT(stamp.count(), 0);
-  realtime_to_mono to_mono;
-  to_mono.refresh();
-  const nanoseconds arrived = to_mono(stamp);
+  nanoseconds read_at{};
+  const nanoseconds arrived = read_arrival(p.client, 5, read_at);
   // Arrived just after the write (loopback), ~20 ms before the read.
   EXPECT_GE(arrived, written - milliseconds(1));
   EXPECT_LE(arrived, written + milliseconds(5));
@@ -83,14 +90,8 @@ TEST(receive_stamps, one_read_of_two_packets_gets_the_later_stamp) {
   const nanoseconds second_written = mono_now();
   send_text(p.server, "second");
   std::this_thread::sleep_for(milliseconds(20));
-  char buf[64];
-  nanoseconds stamp{};
-  const io_result r = read_stamped(p.client, buf, sizeof buf, stamp);
-  ASSERT_EQ(r.status, io_status::done);
-  EXPECT_EQ(r.bytes, 12u);
-  realtime_to_mono to_mono;
-  to_mono.refresh();
-  const nanoseconds arrived = to_mono(stamp);
+  nanoseconds read_at{};
+  const nanoseconds arrived = read_arrival(p.client, 12, read_at);
   EXPECT_GE(arrived, second_written - milliseconds(1));
   EXPECT_LE(arrived, second_written + milliseconds(5));
 }
