@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target in BUILD_DIR for FUZZ_SECONDS each, seeded from fuzz/corpus/<name>/,
 # FUZZ_JOBS targets at a time (default: one per core). New inputs go to a scratch directory, so
-# the repository's corpus is never modified.
-set -uo pipefail
+# the repository's corpus is never modified. Fails when there is no target or one was not built.
+set -euo pipefail
 cd "$(dirname "$0")/.."
 export FUZZ_BUILD=${1:-build-asan}
 export FUZZ_SECONDS=${FUZZ_SECONDS:-10}
@@ -37,4 +37,4 @@ shopt -s nullglob
 names=()
 for src in fuzz/*_fuzz.cpp; do names+=("$(basename "$src" .cpp)"); done
 ((${#names[@]} > 0)) || { echo "fuzz: no targets" >&2; exit 1; }
-printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -c 'fuzz_one "$1"' _ {}
+printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -euo pipefail -c 'fuzz_one "$1"' _ {}

@@ -1,84 +1,172 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it (after `make build`):
-#   1. every test (unit + integration against nginx and `punctual serve`) in the normal build;
+#   1. the normal build brought up to date, then every test in it (unit + integration against
+#      nginx and `punctual serve`);
 #   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset of the
 #      integration tests (bad input, deadlines, retries); TSan on the recorder and engine tests;
 #   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 10, a target per core);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
+# A stage fails when its configure or build fails or when it ran no test, and a stage whose build
+# failed fails without running, so nothing is tested on binaries an earlier build left behind.
 # FULL=1 widens the integration matrices (make test-full).
-set -uo pipefail
+#
+# Stages: build unit integration interop asan asan-unit asan-integration fuzz tsan.
+# PUNCTUAL_ONLY_STAGE=STAGE[,STAGE...] runs only those stages (and the build each one tests).
+# PUNCTUAL_BREAK_STAGE=STAGE breaks that stage the way a real breakage looks, to prove that the
+# stage then fails and the script exits non-zero; it is not part of `make test`:
+#   asan, tsan        configure with a flag the compiler rejects, so the build fails (the next
+#                     run without it sets the flags back);
+#   build             asks for a target that does not exist;
+#   unit, integration, asan-unit
+#                     select a label no test has, so the stage runs no test;
+#   asan-integration  names a test file that does not exist;
+#   fuzz              looks for the fuzz targets where none were built;
+#   interop           is given a punctual binary that does not exist.
+# E.g. PUNCTUAL_ONLY_STAGE=tsan PUNCTUAL_BREAK_STAGE=tsan bash scripts/run-tests.sh must exit 1.
+set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 SAN_BUILD=${SAN_BUILD:-build-asan}
 TSAN_BUILD=${TSAN_BUILD:-build-tsan}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 JOBS=${JOBS:-$(nproc)}
+ONLY=${PUNCTUAL_ONLY_STAGE:-}
+BREAK=${PUNCTUAL_BREAK_STAGE:-}
 passed=0
 failed=0
 failures=()
 
+# The build whose binaries each test stage runs.
+declare -A built_by=([unit]=build [integration]=build [interop]=build
+                     [asan-unit]=asan [asan-integration]=asan [fuzz]=asan)
+declare -A result=()
+stages=" build unit integration interop asan asan-unit asan-integration fuzz tsan "
+for s in ${ONLY//,/ } $BREAK; do
+  if [[ $stages != *" $s "* ]]; then
+    echo "run-tests.sh: no stage '$s' (stages:$stages)" >&2
+    exit 2
+  fi
+done
+
+wanted() {  # wanted STAGE: selected by PUNCTUAL_ONLY_STAGE, or the build of a selected stage
+  [[ -z $ONLY ]] && return 0
+  local s
+  for s in ${ONLY//,/ }; do
+    [[ $s == "$1" || ${built_by[$s]:-} == "$1" ]] && return 0
+  done
+  return 1
+}
+if [[ -n $BREAK ]] && ! wanted "$BREAK"; then
+  echo "run-tests.sh: PUNCTUAL_BREAK_STAGE=$BREAK is not among the stages run" >&2
+  exit 2
+fi
+
+# A label no test has: what a stage that finds no test looks like.
+label() {  # label STAGE LABEL
+  if [[ $BREAK == "$1" ]]; then echo no-such-label; else echo "$2"; fi
+}
+
 # Each stage has a time budget (seconds, measured 2-4x below it on 2 cores); a stage that hangs
 # is killed and fails instead of eating CI's time.
-stage() {  # stage NAME BUDGET COMMAND...
-  local name=$1 budget=$2
-  shift 2
-  local t0=$SECONDS
+stage() {  # stage STAGE NAME BUDGET COMMAND...
+  local key=$1 name=$2 budget=$3
+  shift 3
+  wanted "$key" || return 0
+  local t0=$SECONDS build=${built_by[$key]:-}
   [[ ${FULL:-0} == 1 ]] && budget=$((budget * 3))  # make test-full runs the wider matrices
   echo "=== $name (budget ${budget} s)"
-  if timeout --kill-after=10 "$budget" "$@"; then
-    passed=$((passed + 1))
+  if [[ -n $build && ${result[$build]:-} != ok ]]; then
+    result[$key]=failed
+    echo "=== $name: FAILED (not run: its build failed)"
+  elif timeout --kill-after=10 "$budget" "$@"; then
+    result[$key]=ok
     echo "=== $name: ok ($((SECONDS - t0)) s)"
+  else
+    result[$key]=failed
+    echo "=== $name: FAILED ($((SECONDS - t0)) s)"
+  fi
+  if [[ ${result[$key]} == ok ]]; then
+    passed=$((passed + 1))
   else
     failed=$((failed + 1))
     failures+=("$name")
-    echo "=== $name: FAILED ($((SECONDS - t0)) s)"
   fi
 }
 
+# The functions below run in a fresh bash under the stage's timeout; each is started with
+# -euo pipefail so a failing configure or build ends it.
+quiet_build() {  # quiet_build ARGS...: cmake --build without ninja's progress lines
+  cmake --build "$@" | { grep -Ev '^\[[0-9]+/[0-9]+\]' || true; }
+}
+
+# The sanitizer trees get CMAKE_CXX_FLAGS on every configure, so a broken run's flag does not
+# stay in their cache.
 san_build() {
   CC=clang CXX=clang++ cmake -S . -B "$SAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON >/dev/null &&
-    cmake --build "$SAN_BUILD" -j "$JOBS" | grep -Ev '^\[[0-9]+/[0-9]+\]' || true
-  test -x "$SAN_BUILD/punctual"
+    -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON "-DCMAKE_CXX_FLAGS=$SAN_CXXFLAGS" >/dev/null
+  quiet_build "$SAN_BUILD" -j "$JOBS"
 }
 
 # TSan: the recorder and engine tests only (they link just their units, so this stays quick).
 tsan_tests() {
   CC=clang CXX=clang++ cmake -S . -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DPUNCTUAL_TSAN=ON >/dev/null &&
-    cmake --build "$TSAN_BUILD" -j "$JOBS" --target recorder_test engine_run_test |
-    grep -Ev '^\[[0-9]+/[0-9]+\]'
-  TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/recorder_test" --gtest_brief=1 &&
-    TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/engine_run_test" --gtest_brief=1
+    -DPUNCTUAL_TSAN=ON "-DCMAKE_CXX_FLAGS=$TSAN_CXXFLAGS" >/dev/null
+  quiet_build "$TSAN_BUILD" -j "$JOBS" --target recorder_test engine_run_test
+  TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/recorder_test" --gtest_brief=1
+  TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/engine_run_test" --gtest_brief=1
 }
 
-san_integration() {
-  local rc=0
-  for t in tests/integration/test_bad_input.py tests/integration/test_deadlines.py \
-           tests/integration/test_retries.py; do
-    [[ -f $t ]] || continue
+san_integration() {  # san_integration TEST...
+  local rc=0 t
+  for t in "$@"; do
+    if [[ ! -f $t ]]; then
+      echo "missing test: $t" >&2
+      rc=1
+      continue
+    fi
     /usr/bin/python3 "$t" "$SAN_BUILD/punctual" || rc=1
   done
   return $rc
 }
 
-export -f san_build tsan_tests san_integration
-export SAN_BUILD TSAN_BUILD JOBS
+SAN_CXXFLAGS=""
+TSAN_CXXFLAGS=""
+[[ $BREAK == asan ]] && SAN_CXXFLAGS=--no-such-flag
+[[ $BREAK == tsan ]] && TSAN_CXXFLAGS=--no-such-flag
+build_target=()
+[[ $BREAK == build ]] && build_target=(--target no-such-target)
+san_tests=(tests/integration/test_bad_input.py tests/integration/test_deadlines.py
+           tests/integration/test_retries.py)
+[[ $BREAK == asan-integration ]] && san_tests+=(tests/integration/test_no_such_test.py)
+fuzz_dir=$SAN_BUILD
+[[ $BREAK == fuzz ]] && fuzz_dir=$SAN_BUILD/no-fuzz-targets-here
+punctual=$BUILD/punctual
+[[ $BREAK == interop ]] && punctual=$BUILD/no-such-punctual
+
+export -f quiet_build san_build tsan_tests san_integration
+export SAN_BUILD TSAN_BUILD JOBS SAN_CXXFLAGS TSAN_CXXFLAGS
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-stage "normal build: unit tests" 120 ctest --test-dir "$BUILD" -L unit --output-on-failure -j "$JOBS"
-# Load tests one at a time, so no test's timing shares the cores with another's.
-stage "normal build: integration tests (nginx, punctual serve)" 330 \
-  ctest --test-dir "$BUILD" -L integration --output-on-failure -j 1 --timeout 300
-stage "asan+ubsan build" 360 bash -c san_build
-stage "asan+ubsan: unit tests" 180 ctest --test-dir "$SAN_BUILD" -L unit --output-on-failure -j "$JOBS"
-stage "asan+ubsan: low-rate integration subset" 120 bash -c san_integration
-stage "tsan: recorder and engine tests" 180 bash -c tsan_tests
-stage "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 bash scripts/run-fuzz.sh "$SAN_BUILD"
-if [[ -f tests/interop/run.sh ]]; then
-  stage "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$BUILD/punctual"
-fi
+# `make test` has just built it; run directly, the script must not test stale binaries.
+stage build "normal build" 600 bash -euo pipefail -c 'quiet_build "$@"' _ "$BUILD" -j "$JOBS" \
+  "${build_target[@]}"
+stage unit "normal build: unit tests" 120 \
+  ctest --test-dir "$BUILD" -L "$(label unit unit)" --no-tests=error --output-on-failure -j "$JOBS"
+# Two at a time: the tests that time something are RUN_SERIAL (tests/CMakeLists.txt), so no
+# other test's load shares the cores with what they measure; the rest may pair up.
+stage integration "normal build: integration tests (nginx, punctual serve)" 330 \
+  ctest --test-dir "$BUILD" -L "$(label integration integration)" --no-tests=error \
+  --output-on-failure -j 2 --timeout 300
+stage asan "asan+ubsan build" 360 bash -euo pipefail -c san_build
+stage asan-unit "asan+ubsan: unit tests" 180 \
+  ctest --test-dir "$SAN_BUILD" -L "$(label asan-unit unit)" --no-tests=error --output-on-failure \
+  -j "$JOBS"
+stage asan-integration "asan+ubsan: low-rate integration subset" 120 \
+  bash -euo pipefail -c 'san_integration "$@"' _ "${san_tests[@]}"
+stage tsan "tsan: recorder and engine tests" 180 bash -euo pipefail -c tsan_tests
+stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 bash scripts/run-fuzz.sh "$fuzz_dir"
+stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$punctual"
 
 echo
 for f in "${failures[@]}"; do echo "failed stage: $f"; done
