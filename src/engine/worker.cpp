@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::uint64_t wake_token = ~std::uint64_t{0};
 // In spin mode the thread sleeps until this long before a deadline, then polls. Wake-ups here
-// land ~60 us late at p50 and ~125 us at p99, but ~1.4 ms at p99.9 (product.md): a shorter
+// land ~60 us late at p50 and ~125 us at p99, but ~1.4 ms at p99.9 (docs/design.md): a shorter
 // margin leaves that tail in the send lag. Above ~500 req/s per worker this means always spinning.
 constexpr nanoseconds spin_margin{2'000'000};
 constexpr nanoseconds coarse_tick{1'000'000};
@@ -26,7 +26,7 @@ bool due_later(const record::request_times& a, const record::request_times& b) n
 }
 
 // Below this, waiting for a deadline by polling costs less CPU than a sleep (~35 us per
-// sleep-and-wake here, product.md), and lands on time instead of ~60 us late.
+// sleep-and-wake here, docs/design.md), and lands on time instead of ~60 us late.
 constexpr nanoseconds spin_below{30'000};
 // A response waits unread for the next due wake-up only when that comes within this long.
 constexpr nanoseconds harvest_horizon{1'000'000};
@@ -54,6 +54,7 @@ inline void spin_pause() noexcept {
 worker::worker(const run_config& config, const schedule::plan* plan, std::uint32_t id,
                std::uint32_t connections)
     : config_(config),
+      deadlines_{config.timeout, config.retry.attempt_timeout},
       id_(id),
       connections_(connections),
       queue_(config.max_queue ? config.max_queue : 4096),
@@ -130,6 +131,7 @@ void worker::observe_interruption(const run_control& control, nanoseconds now) n
   interrupted_ = true;
   interrupted_at_ = nanoseconds{control.interrupted_at_ns.load(std::memory_order_acquire)};
   window_end_ = std::min(window_end_, std::max(interrupted_at_, start_));
+  recorder_->end_window(interrupted_at_);
   drain_until_ = std::max(now, interrupted_at_) + interrupt_drain;
 }
 
@@ -161,6 +163,8 @@ void worker::dispatch_retries(nanoseconds now) {
 void worker::admit(record::request_times& t, nanoseconds now) {
   t.dispatched = now;
   recorder_->on_dispatched(t);
+  // Got to only after its deadline (the generator fell that far behind): never sent.
+  if (now >= deadlines_.chain(t)) return recorder_->on_timeout(t, config_.timeout);
   if (queue_.empty() && assign(t, now)) return;
   if (config_.max_queue && queue_.size() >= config_.max_queue) {
     recorder_->on_dropped(t.intended);
@@ -180,7 +184,7 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
     return false;
   }
   const nanoseconds due = now + backoff_delay(policy, t.index, t.attempt + 1);
-  if (due >= t.intended + config_.timeout) {
+  if (due >= deadlines_.chain(t)) {
     recorder_->on_retry_past_deadline(t);
     return false;
   }
@@ -200,7 +204,10 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
 }
 
 // Closed model: each connection sends its next request when its previous one is done (plus
-// think time). There is no intended time other than the send itself.
+// think time). There is no intended time other than the send itself. A connection that was lost
+// and could not be reopened is reopened for its next request, as in the open model: the request
+// waits for the connect, and a failed connect is counted for it, so every failure is counted and
+// the run never goes on quietly with fewer connections.
 void worker::dispatch_closed_model(nanoseconds now) {
   if (now >= window_end_) return;
   for (std::size_t i = 0; i < idle_.size();) {
@@ -211,20 +218,30 @@ void worker::dispatch_closed_model(nanoseconds now) {
     }
     idle_[i] = idle_.back();
     idle_.pop_back();
-    c.times = record::request_times{};
-    c.times.intended = c.times.dispatched = c.times.assigned = now;
-    c.has_request = true;
-    recorder_->on_planned(now);
-    recorder_->on_dispatched(c.times);
-    recorder_->on_assigned(c.times);
+    begin_closed_request(c, now);
     send_request(c, now);
   }
+  for (auto& c : connections_) {
+    if (c.state != conn_state::closed || c.retry_at > now || c.next_send > now) continue;
+    begin_closed_request(c, now);
+    c.times.had_to_connect = true;
+    start_connect(c, now);
+  }
+}
+
+void worker::begin_closed_request(connection& c, nanoseconds now) {
+  c.times = record::request_times{};
+  c.times.intended = c.times.dispatched = c.times.assigned = now;
+  c.has_request = true;
+  recorder_->on_planned(now);
+  recorder_->on_dispatched(c.times);
+  recorder_->on_assigned(c.times);
 }
 
 void worker::serve_queue(nanoseconds now) {
   while (!queue_.empty()) {
     // A retry can sit behind requests with later deadlines: do not send it once it is too late.
-    if (queue_.front().intended + config_.timeout <= now) {
+    if (deadlines_.chain(queue_.front()) <= now) {
       recorder_->on_timeout(queue_.front(), config_.timeout);
     } else if (!assign(queue_.front(), now)) {
       return;
@@ -271,7 +288,7 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
 }
 
 void worker::check_deadlines(nanoseconds now) {
-  while (!queue_.empty() && queue_.front().intended + config_.timeout <= now) {
+  while (!queue_.empty() && deadlines_.chain(queue_.front()) <= now) {
     recorder_->on_timeout(queue_.front(), config_.timeout);
     queue_.pop();
   }
@@ -282,22 +299,16 @@ void worker::check_deadlines(nanoseconds now) {
   for (auto& c : connections_) check_deadline(c, now);
 }
 
-// An attempt may time out before the chain does (--attempt-timeout); it is then retried, or it
-// ends the chain as a timeout recorded at the attempt's deadline.
-nanoseconds worker::attempt_deadline(const record::request_times& t) const noexcept {
-  const nanoseconds chain = t.intended + config_.timeout;
-  if (config_.retry.attempt_timeout.count() == 0) return chain;
-  return std::min(chain, t.due_time() + config_.retry.attempt_timeout);
-}
-
+// A request past its attempt's deadline may still have its response unread in the socket
+// (beyond the events one wait returns, or deferred to the next wake-up): read it first, so the
+// receive stamps decide, not the order in which the worker looked.
 void worker::check_deadline(connection& c, nanoseconds now) {
-  if (c.has_request) {
-    const nanoseconds deadline = attempt_deadline(c.times);
-    if (deadline <= now) {
-      const bool chain_over = deadline == c.times.intended + config_.timeout;
-      if (chain_over || !retry(c.times, record::retry_cause::timeout, now, false)) {
-        recorder_->on_timeout(c.times, deadline - c.times.intended);
-      }
+  if (c.has_request && deadlines_.attempt(c.times) <= now) {
+    // Read to the end: a close queued behind the bytes raises no further edge.
+    if (c.state == conn_state::busy) on_readable(c, now, true);
+    // Reading may have answered it, and the freed connection may already carry a new request.
+    if (c.has_request && deadlines_.attempt(c.times) <= now) {
+      time_out(c.times, settle(deadlines_, c.times, now), now);
       c.has_request = false;
       return close_connection(c, now);
     }
@@ -308,10 +319,18 @@ void worker::check_deadline(connection& c, nanoseconds now) {
   }
 }
 
+// An attempt that ran out of time. Past an --attempt-timeout (not the chain's) it may be
+// retried; otherwise the request ends as a timeout, recorded at exactly its deadline.
+void worker::time_out(const record::request_times& t, const attempt_ending& e, nanoseconds now) {
+  if (e.chain_over || !retry(t, record::retry_cause::timeout, now, false)) {
+    recorder_->on_timeout(t, e.value);
+  }
+}
+
 nanoseconds worker::next_wake(nanoseconds now) const noexcept {
   nanoseconds wake = recorder_->next_interval_boundary();
   if (has_next_ && start_ + next_.offset < window_end_) wake = std::min(wake, start_ + next_.offset);
-  if (!queue_.empty()) wake = std::min(wake, queue_.front().intended + config_.timeout);
+  if (!queue_.empty()) wake = std::min(wake, deadlines_.chain(queue_.front()));
   if (!retries_.empty()) wake = std::min(wake, retries_.front().due);
   if (interrupted_) wake = std::min(wake, drain_until_);
   // At high rates the loop turns every few microseconds and the scan of every connection below
@@ -334,13 +353,14 @@ nanoseconds worker::connection_wake(nanoseconds now) const noexcept {
     if (c.has_request && (c.state == conn_state::connecting || c.write_blocked)) {
       conn_awaits_socket_ = true;
     }
-    if (c.has_request) wake = std::min(wake, attempt_deadline(c.times));
+    if (c.has_request) wake = std::min(wake, deadlines_.attempt(c.times));
     if (c.state == conn_state::connecting) {
       wake = std::min(wake, c.connect_started + config_.connect_timeout);
     }
     if (c.state == conn_state::closed && !queue_.empty()) wake = std::min(wake, c.retry_at);
-    if (config_.model == model_kind::closed && c.state == conn_state::idle && now < window_end_) {
-      wake = std::min(wake, c.next_send);
+    if (config_.model == model_kind::closed && now < window_end_) {
+      if (c.state == conn_state::idle) wake = std::min(wake, c.next_send);
+      if (c.state == conn_state::closed) wake = std::min(wake, std::max(c.next_send, c.retry_at));
     }
   }
   return wake;

@@ -1,5 +1,5 @@
 // A worker: one thread, one epoll loop, a share of the connections, and its own recorder.
-// Due requests go to any idle connection of the worker, else wait in its queue (product.md).
+// Due requests go to any idle connection of the worker, else wait in its queue (docs/design.md).
 #pragma once
 
 #include <sys/epoll.h>
@@ -15,6 +15,7 @@
 
 #include "engine/config.hpp"
 #include "engine/connection.hpp"
+#include "engine/deadline.hpp"
 #include "engine/request_queue.hpp"
 #include "engine/retry.hpp"
 #include "net/clock.hpp"
@@ -65,6 +66,7 @@ class worker {
   bool next_entry() noexcept;
   void dispatch_due(nanoseconds now);
   void dispatch_closed_model(nanoseconds now);
+  void begin_closed_request(connection& c, nanoseconds now);
   void dispatch_retries(nanoseconds now);
   void admit(record::request_times& t, nanoseconds now);
   bool retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
@@ -73,7 +75,7 @@ class worker {
   bool assign(const record::request_times& t, nanoseconds now);
   void check_deadlines(nanoseconds now);
   void check_deadline(connection& c, nanoseconds now);
-  nanoseconds attempt_deadline(const record::request_times& t) const noexcept;
+  void time_out(const record::request_times& t, const attempt_ending& e, nanoseconds now);
   nanoseconds next_wake(nanoseconds now) const noexcept;
   nanoseconds connection_wake(nanoseconds now) const noexcept;
   nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
@@ -94,6 +96,7 @@ class worker {
                 nanoseconds arrived);
   nanoseconds arrival_time(const connection& c, nanoseconds stamp, nanoseconds read_at) const noexcept;
   void complete(connection& c, nanoseconds now, nanoseconds done);
+  void settle_response(connection& c, nanoseconds done);
   void fail(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);
@@ -102,6 +105,7 @@ class worker {
   }
 
   const run_config& config_;
+  const deadline_rule deadlines_;
   std::uint32_t id_;
   std::optional<schedule::worker_stream> stream_;
   schedule::entry next_{};

@@ -15,7 +15,7 @@ namespace {
 
 // Edge-triggered. EPOLLOUT is asked for only while connecting or while a write is blocked:
 // otherwise every ACK that frees send-buffer space would wake the worker for nothing, and each
-// wake-up costs ~35 us of CPU on these VMs (product.md).
+// wake-up costs ~35 us of CPU on these VMs (docs/design.md).
 constexpr std::uint32_t read_events = EPOLLIN | EPOLLRDHUP | EPOLLET;
 constexpr std::uint32_t write_events = EPOLLOUT | EPOLLET;
 // After a failed connect, a connection is not reopened for this long, so a dead target does
@@ -172,13 +172,18 @@ void worker::continue_write(connection& c, nanoseconds now) {
 }
 
 void worker::on_readable(connection& c, nanoseconds now, bool peer_closed) {
+  // A FIN read alone carries no receive stamp. When it follows bytes read in this same call it
+  // was already queued behind them (or came within microseconds), and the kernel stamps a read
+  // with the newest packet it consumed, the FIN's: so those bytes' arrival dates the close.
+  nanoseconds last_arrival{};
   for (;;) {
     nanoseconds stamp{};
     const auto r = net::read_stamped(c.fd, read_buffer_.data(), read_buffer_.size(), stamp);
     if (r.status == net::io_status::would_block) return;
     now = net::mono_now();  // a request sent earlier in this loop may already be answered
     if (r.status == net::io_status::done) {
-      if (!on_bytes(c, read_buffer_.data(), r.bytes, now, arrival_time(c, stamp, now))) return;
+      last_arrival = arrival_time(c, stamp, now);
+      if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
       // A short read drained the socket and a later arrival raises a new edge, so the read that
       // would only return EAGAIN is skipped. Not when the peer's FIN came with this event: it
       // raises no further edge, and must be read now.
@@ -187,7 +192,9 @@ void worker::on_readable(connection& c, nanoseconds now, bool peer_closed) {
     }
     if (!c.has_request) return close_connection(c, now);
     if (r.status == net::io_status::closed) {
-      if (c.parser.finish_on_eof() == http::parse_status::complete) return complete(c, now, now);
+      if (c.parser.finish_on_eof() == http::parse_status::complete) {
+        return complete(c, now, last_arrival.count() != 0 ? last_arrival : now);
+      }
       return fail(c, record::socket_reason::closed, now);
     }
     return fail(c, r.status == net::io_status::reset ? record::socket_reason::reset
@@ -235,21 +242,36 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
 }
 
 void worker::complete(connection& c, nanoseconds now, nanoseconds done) {
+  settle_response(c, done);
+  c.has_request = false;
+  if (!c.parser.keep_alive() || !config_.keep_alive) return close_connection(c, now);
+  became_idle(c, now);
+}
+
+// A whole response, dated `done` by its receive stamp: its status decides if it arrived in
+// time; after the deadline it is a timeout, however early it was read.
+void worker::settle_response(connection& c, nanoseconds done) {
+  const attempt_ending e = settle(deadlines_, c.times, done);
+  if (!e.in_time) return time_out(c.times, e, done);
   const int status = c.parser.status_code();
   const bool expected = status >= 0 && status < 600 && config_.expected_status.test(status);
   const auto cause = retry_cause_of(status);
   if (!cause || !retry(c.times, *cause, done, true)) {
     recorder_->on_response(c.times, done, status, expected);
   }
-  c.has_request = false;
-  if (!c.parser.keep_alive() || !config_.keep_alive) return close_connection(c, now);
-  became_idle(c, now);
 }
 
+// A failure is dated when it was seen; seen at or after the deadline, the request had already
+// run out of time, and that is its outcome.
 void worker::fail(connection& c, record::socket_reason why, nanoseconds now) {
   if (c.has_request) {
+    const attempt_ending e = settle(deadlines_, c.times, now);
     const auto cause = retry_cause_of(why);
-    if (!cause || !retry(c.times, *cause, now, false)) recorder_->on_socket_error(c.times, now, why);
+    if (!e.in_time) {
+      time_out(c.times, e, now);
+    } else if (!cause || !retry(c.times, *cause, now, false)) {
+      recorder_->on_socket_error(c.times, now, why);
+    }
   }
   c.has_request = false;
   const bool connect_failed = why == record::socket_reason::connect ||
@@ -275,6 +297,7 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
   c.write_blocked = false;
   c.last_connect_failed = connect_failed;
   c.retry_at = connect_failed ? now + reconnect_backoff : now;
+  c.next_send = now + config_.think;  // closed model: the next request follows this one's end
   // Reopen at once while the run needs connections, so the next request finds one ready.
   if (!connect_failed && now < window_end_ && !interrupted_) start_connect(c, now);
 }

@@ -1,5 +1,7 @@
 #include "record/counters.hpp"
 
+#include <utility>
+
 namespace punctual::record {
 namespace {
 
@@ -30,6 +32,14 @@ void counters::add(const counters& other) noexcept {
   bytes_received += other.bytes_received;
   reconnects += other.reconnects;
   attempts.add(other.attempts);
+}
+
+void per_second_load::add(const per_second_load& other) {
+  for (auto [to, from] : {std::pair{&planned, &other.planned}, std::pair{&late, &other.late},
+                          std::pair{&attempts, &other.attempts}}) {
+    if (to->size() < from->size()) to->resize(from->size());
+    for (std::size_t i = 0; i < from->size(); ++i) (*to)[i] += (*from)[i];
+  }
 }
 
 }  // namespace punctual::record

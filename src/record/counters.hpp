@@ -2,13 +2,15 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "record/outcome.hpp"
 
 namespace punctual::record {
 
-// Attempts of logical requests (retries, issue 4). Outcomes stay one per logical request.
+// Attempts of logical requests (retries). Outcomes stay one per logical request.
 struct attempt_counts {
   std::uint64_t total = 0;              // attempts sent, first attempts included
   std::uint64_t retries = 0;            // attempts after the first
@@ -39,5 +41,20 @@ struct counters {
   }
   void add(const counters& other) noexcept;
 };
+
+// Per second of the measured window, counted from its start: the requests planned (by intended
+// time), the first attempts among them the generator got to late (more than schedule_grace after
+// their second ended; the schedule check), and the attempts sent (by send time: the retry
+// amplification). Sized once before the run.
+struct per_second_load {
+  std::vector<std::uint64_t> planned;
+  std::vector<std::uint64_t> late;
+  std::vector<std::uint64_t> attempts;
+  void add(const per_second_load& other);
+};
+
+// A first attempt counts as late for the schedule check when the generator got to it more than
+// this long after the end of the second it was intended in.
+inline constexpr std::chrono::nanoseconds schedule_grace{10'000'000};
 
 }  // namespace punctual::record

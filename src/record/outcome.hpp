@@ -1,5 +1,5 @@
 // The vocabulary of accounting: one outcome per planned request, socket-error reasons, and the
-// latency views punctual records (product.md, "Terms").
+// latency views punctual records (docs/design.md, "Terms").
 #pragma once
 
 #include <array>
@@ -9,13 +9,25 @@
 
 namespace punctual::record {
 
-enum class outcome : std::uint8_t { ok, http_error, socket_error, timeout, dropped, unfinished };
-inline constexpr std::size_t outcome_count = 6;
+// `skipped` belongs to the hybrid model (a step its session never started); the other models
+// report it as 0, so every report has the same seven outcomes.
+enum class outcome : std::uint8_t {
+  ok,
+  http_error,
+  socket_error,
+  timeout,
+  dropped,
+  skipped,
+  unfinished
+};
+inline constexpr std::size_t outcome_count = 7;
 inline constexpr std::array<std::string_view, outcome_count> outcome_names{
-    "ok", "http_error", "socket_error", "timeout", "dropped", "unfinished"};
+    "ok", "http_error", "socket_error", "timeout", "dropped", "skipped", "unfinished"};
 
-// The first six are product.md's; header_too_large is a parse error named apart, and the last
-// two are the generator running out of local resources (ephemeral ports, file descriptors).
+// The first six are the named reasons every report lists; the rest are documented extras
+// (docs/report.schema.json): header_too_large is a parse error named apart, and the last two are
+// the generator running out of local resources (ephemeral ports, file descriptors). All of them
+// together sum to the socket_error outcome.
 enum class socket_reason : std::uint8_t {
   connect,
   read,
@@ -28,6 +40,7 @@ enum class socket_reason : std::uint8_t {
   no_fds,
 };
 inline constexpr std::size_t socket_reason_count = 9;
+inline constexpr std::size_t named_socket_reasons = 6;
 inline constexpr std::array<std::string_view, socket_reason_count> socket_reason_names{
     "connect", "read", "write", "reset", "closed", "parse", "header_too_large", "no_ports",
     "no_fds"};

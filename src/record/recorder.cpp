@@ -8,13 +8,6 @@ namespace {
 constexpr nanoseconds one_second{1'000'000'000};
 }  // namespace
 
-void per_second_load::add(const per_second_load& other) {
-  if (planned.size() < other.planned.size()) planned.resize(other.planned.size());
-  if (attempts.size() < other.attempts.size()) attempts.resize(other.attempts.size());
-  for (std::size_t i = 0; i < other.planned.size(); ++i) planned[i] += other.planned[i];
-  for (std::size_t i = 0; i < other.attempts.size(); ++i) attempts[i] += other.attempts[i];
-}
-
 recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
                    nanoseconds horizon)
     : measure_start_(measure_start),
@@ -26,6 +19,7 @@ recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanosecond
   const auto seconds = static_cast<std::size_t>(std::max<std::int64_t>(
       1, (span.count() + one_second.count() - 1) / one_second.count()));
   load_.planned.assign(seconds, 0);
+  load_.late.assign(seconds, 0);
   load_.attempts.assign(seconds, 0);
 }
 
@@ -68,6 +62,11 @@ void recorder::on_dropped(nanoseconds intended) noexcept { finish(intended, outc
 
 void recorder::on_dispatched(const request_times& t) noexcept {
   record_view(view::send_lag, t.intended, t.dispatched, t.dispatched - t.due_time());
+  if (t.attempt != 0 || t.intended < measure_start_) return;
+  const std::int64_t second = (t.intended - measure_start_) / one_second;
+  if (t.dispatched > measure_start_ + one_second * (second + 1) + schedule_grace) {
+    second_of(load_.late, t.intended)++;
+  }
 }
 
 void recorder::on_assigned(const request_times& t) noexcept {

@@ -8,6 +8,7 @@
 // Warm-up samples never reach the intervals; they are kept apart in warmup().
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -35,13 +36,6 @@ struct request_times {
   bool had_to_connect = false;
 
   nanoseconds due_time() const noexcept { return due.count() != 0 ? due : intended; }
-};
-
-// Attempts sent and requests planned in each second of the run (the retry amplification).
-struct per_second_load {
-  std::vector<std::uint64_t> planned;
-  std::vector<std::uint64_t> attempts;
-  void add(const per_second_load& other);
 };
 
 struct phase {
@@ -81,6 +75,10 @@ class recorder {
   void on_socket_error(const request_times& t, nanoseconds failed_at, socket_reason why) noexcept;
   void on_timeout(const request_times& t, nanoseconds timeout) noexcept;
   void on_unfinished(const request_times& t, nanoseconds interrupted_at) noexcept;
+
+  // An interruption ends the measured window early: sends and completions after `at` (the
+  // drain) are no longer counted as inside it.
+  void end_window(nanoseconds at) noexcept { window_end_ = std::clamp(at, measure_start_, window_end_); }
 
   // Hands the interval views over at each interval boundary; call often (cheap compare).
   void roll_intervals(nanoseconds now) noexcept;

@@ -68,6 +68,37 @@ def other_timeout_value(binary):
     check(r.wall_s <= 1.5 + 0.3 + 1.0, f"run took {r.wall_s:.2f} s > duration + timeout + 1 s")
 
 
+def highest_equivalent(value):
+    """HdrHistogram's highest value equivalent to VALUE at 3 significant digits (2048 sub-buckets
+    of unit 1 ns): the most a JSON figure may show for a sample recorded as VALUE."""
+    bucket = max(0, value.bit_length() - 11)
+    return ((value >> bucket) << bucket) + (1 << bucket) - 1
+
+
+def service_time_against_timeout(binary, service, precision, expect_timeouts):
+    """`serve --service-time SERVICE` with --timeout 20ms: every response takes longer than the
+    deadline (25 ms) or every one is well inside it (15 ms), whenever the worker looks."""
+    timeout_ns = 20_000_000
+    with harness.punctual_serve(binary, "--service-time", service) as serve:
+        r = harness.run_punctual(binary, ["-t1", "-c16", "-d1s", "-R200", "--timeout", "20ms",
+                                          "--precision", precision, serve.url("/")])
+    report = harness.require_report(r)
+    harness.assert_denominator(report)
+    o = report["outcomes"]
+    planned = report["schedule"]["planned"]
+    latency = report["latency"]
+    if expect_timeouts:
+        check_eq(o["timeout"], planned, f"timeouts ({o})")
+        check_eq(latency["response_time_ok"]["count"], 0, "response_time_ok.count")
+        check(timeout_ns <= latency["response_time"]["max_ns"] <= highest_equivalent(timeout_ns),
+              f"response_time max {latency['response_time']['max_ns']} ns is not the timeout")
+    else:
+        check_eq(o["ok"], planned, f"ok ({o})")
+        check_eq(o["timeout"], 0, "timeouts")
+    check(latency["response_time_ok"]["max_ns"] <= highest_equivalent(timeout_ns),
+          f"an ok response took {latency['response_time_ok']['max_ns']} ns, past the 20 ms timeout")
+
+
 def connect_refused(binary):
     port = harness.closed_port()
     r = harness.run_punctual(binary, ["-t1", "-c2", "-d1s", "-R100", f"http://127.0.0.1:{port}/"], timeout_s=20)
@@ -85,6 +116,11 @@ def main():
     checks.run("stall past the end, drain bounded", stall_until_after_the_end, binary)
     checks.run("--timeout 300ms recorded as 300ms", other_timeout_value, binary)
     checks.run("connect refused -> exit 1", connect_refused, binary)
+    for precision in ("fine", "coarse"):
+        checks.run(f"25 ms service, 20 ms timeout, {precision}: all time out",
+                   service_time_against_timeout, binary, "25ms", precision, True)
+        checks.run(f"15 ms service, 20 ms timeout, {precision}: none time out",
+                   service_time_against_timeout, binary, "15ms", precision, False)
     checks.finish()
 
 

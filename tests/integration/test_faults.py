@@ -183,6 +183,36 @@ def late_responses_are_never_reattributed(tmp, binary):
     errors_only(report, set())
 
 
+def closed_model_reconnects(binary):
+    """The server goes away mid-run. The closed model keeps trying to reopen every connection
+    (each try a counted connect failure, 10 ms apart) instead of running on quietly with none."""
+    import subprocess
+    import threading
+    import time
+    serve = subprocess.Popen([binary, "serve", "--port", "0", "--service-time", "1ms"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = harness.read_listening_port(serve, 5.0)
+        stopper = threading.Timer(0.5, harness.stop_process, [serve])
+        stopper.start()
+        started = time.monotonic()
+        result = harness.run_punctual(binary, ["--model", "closed", "-t1", "-c4", "--think", "5ms",
+                                               "-d1500ms", f"http://127.0.0.1:{port}/"], timeout_s=30)
+        stopper.join()
+        stopped_after_s = time.monotonic() - started
+    finally:
+        harness.stop_process(serve)
+    report = harness.require_report(result)
+    harness.assert_denominator(report)
+    o = report["outcomes"]
+    connect = report["socket_errors"]["connect"]
+    check(o["ok"] > 0, f"nothing answered before the server went away: {o}")
+    # ~1 s without a server, 4 connections, one reconnect each per 10 ms backoff: ~400 tries.
+    check(connect >= 40, f"only {connect} connect failures counted after the server went away "
+                         f"({stopped_after_s:.1f} s into the run): the connections were not reopened")
+    check_eq(o["socket_error"], sum(report["socket_errors"].values()), "socket_error vs its reasons")
+
+
 def main():
     binary = harness.binary_from_argv()
     checks = harness.Checks("faults")
@@ -202,6 +232,8 @@ def main():
         checks.run("idle-close", idle_close, tmp, binary)
         checks.run("late responses are never reattributed", late_responses_are_never_reattributed,
                    tmp, binary)
+        checks.run("closed model reopens lost connections, counting each failure",
+                   closed_model_reconnects, binary)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     checks.finish()
