@@ -92,4 +92,9 @@ gap_fit fit_erlang(const hdr::histogram& gaps, std::uint32_t shape, double rate_
   return fit;
 }
 
+double poisson_ks_threshold(std::uint64_t samples) noexcept {
+  const double n = samples > 0 ? static_cast<double>(samples) : 1.0;
+  return poisson_ks_effect + poisson_ks_critical / std::sqrt(n);
+}
+
 }  // namespace punctual::analysis

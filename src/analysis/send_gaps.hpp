@@ -25,16 +25,22 @@
 
 namespace punctual::analysis {
 
-// Warn when the send gaps of a Poisson run are at least this far (KS distance) from Erlang(T, R).
-// An effect size, not a p-value: a run records ~1e5 gaps or more, and with that many samples any
-// goodness-of-fit test rejects deviations far too small to matter (the 1% critical value of D is
-// 1.63/sqrt(n) ~ 0.005), so a p-value would flag every real machine. D = 0.03 means some gap
-// length is below (or above) its intended CDF by 3 percentage points: a visible distortion, e.g.
-// every gap stretched by 30 us at 1000 req/s per worker (D = 1 - e^-0.03), or timer-tick batching.
-inline constexpr double poisson_ks_warning = 0.03;
+// Warn when the send gaps of a Poisson run are further (KS distance) from Erlang(T, R) than
+// sampling noise explains by at least poisson_ks_effect: the threshold is that effect plus D's 99%
+// critical value 1.63/sqrt(n). An effect size over the noise, not a bare p-value: with 1e5 gaps
+// any goodness-of-fit test rejects deviations far too small to matter, and a fixed 0.03 alone
+// sits at the noise of a 6,000-gap run (measured here: healthy fine-mode runs of 6,000 gaps gave
+// D = 0.015-0.030, of 12,000 gaps 0.016-0.039), so it warned healthy runs by chance. D - noise
+// = 0.02 means some gap length is below (or above) its intended CDF by 2 percentage points more
+// than chance allows: a visible distortion, e.g. every gap stretched by 20 us at 1000 req/s per
+// worker, or timer-tick batching (D ~ 0.6).
+inline constexpr double poisson_ks_effect = 0.02;
+inline constexpr double poisson_ks_critical = 1.63;  // sqrt(n) * D at the 99% level (Kolmogorov)
 
-// Below this many gaps D's own sampling noise approaches the threshold: for a perfect Poisson
-// run P(D >= 0.03) ~ 2 exp(-2 n 0.03^2), ~ 3e-4 at n = 5000 but ~ 0.3 at n = 1000.
+// The warning threshold for a fit of `samples` gaps.
+double poisson_ks_threshold(std::uint64_t samples) noexcept;
+
+// Below this many gaps D's own noise dominates the threshold: 1.63/sqrt(5000) = 0.023.
 inline constexpr std::uint64_t poisson_ks_min_samples = 5000;
 
 struct gap_fit {

@@ -23,7 +23,7 @@ double percent_of_planned(std::uint64_t n, const record::counters& counts) noexc
 std::uint64_t non_ok(const record::counters& counts) noexcept {
   std::uint64_t n = 0;
   for (const auto o : {outcome::http_error, outcome::socket_error, outcome::timeout, outcome::dropped,
-                       outcome::unfinished}) {
+                       outcome::skipped, outcome::unfinished}) {
     n += counts.outcomes[record::index(o)];
   }
   return n;

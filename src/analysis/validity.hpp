@@ -1,4 +1,4 @@
-// Run validity (issue 4): the checks that make a run invalid, and those that only warn. Pure:
+// Run validity: the checks that make a run invalid, and those that only warn. Pure:
 // everything comes in through validity_input, so each check can be driven by synthetic numbers.
 #pragma once
 
@@ -11,6 +11,7 @@
 
 #include "analysis/interval_series.hpp"
 #include "record/counters.hpp"
+#include "record/recorder.hpp"
 #include "record/view_set.hpp"
 
 namespace punctual::analysis {
@@ -41,6 +42,10 @@ struct validity_input {
   // (their gaps should be Erlang(threads, rate)).
   const hdr::histogram* poisson_send_gaps = nullptr;
   std::uint32_t threads = 1;
+  // Models with a schedule only: per second of the measured window (from its start), the first
+  // attempts intended in it, and those of them the generator had not got to by schedule_grace
+  // after the second ended. Null without a schedule (the closed model).
+  const record::per_second_load* load = nullptr;
 };
 
 struct validity_report {
@@ -52,12 +57,27 @@ struct validity_report {
 
 inline constexpr double cpu_share_warning = 0.90;
 inline constexpr std::int64_t min_samples_beyond = 10;
+// The schedule check allows a second this many late first attempts: max(1% of P(s), 2).
+inline constexpr double schedule_late_share = 0.01;
+inline constexpr std::uint64_t schedule_late_floor = 2;
 
-// The gating checks (send lag at p99, p99.9 and max; drops; connection cap, open model only;
-// samples beyond each SLO percentile below 100) and the warnings (thinly sampled summary
-// percentiles not gated on; worker CPU share; Poisson send gaps that fit poorly). The maximum (p100) is exempt from the sample
-// checks: it is an observed fact, not an estimate, and nothing can ever lie beyond it.
+// The percentiles a run is judged on: those its --slo expressions name (100 for p100 or max),
+// else p99 alone. Sorted, without repeats.
+std::vector<double> gated_percentiles(const std::vector<double>& slo_percentiles);
+
+// A run is invalid only when the generator's own failure could have moved a figure the user
+// relies on, or the server did not get the planned load (docs/design.md, "Validity"). Gating:
+// any drop; the schedule kept second by second; send lag at each gated percentile within the
+// larger of 1 ms and 10% of the response time there; 10 samples beyond each gated percentile
+// below 100; enough connections for the rate (open model). Everything else only warns, and says
+// what it means for the figures: send lag at the other summary percentiles, thinly sampled
+// summary percentiles, a worker's CPU share, Poisson send gaps that fit poorly.
 validity_report check_validity(const validity_input& in);
+
+// The schedule check on its own: how many whole seconds of `window` (a trailing partial second
+// is not judged, nor is the one an interruption cut short) left more first attempts behind than
+// allowed. Pure, for the edge cases' tests.
+check schedule_check(const record::per_second_load& load, std::chrono::nanoseconds window);
 
 // The -c that Little's law with 1.5x headroom asks for: ceil(1.5 * rate * mean service time).
 std::uint32_t connections_needed(double rate_per_s, double mean_service_ns) noexcept;

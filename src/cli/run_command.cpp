@@ -125,7 +125,8 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .slo_percentiles = slo_ps,
                                          .window = r.window,
                                          .poisson_send_gaps = poisson_gaps(setup, r),
-                                         .threads = setup.config.threads});
+                                         .threads = setup.config.threads,
+                                         .load = setup.plan ? &r.load : nullptr});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }

@@ -18,6 +18,8 @@ import tempfile
 import time
 import traceback
 
+import report_schema  # noqa: E402
+
 NGINX = "/usr/sbin/nginx"
 HELLO_BODY = b"hello\n"
 # A body of known length, served chunked (see the /chunked location).
@@ -274,6 +276,19 @@ def read_listening_port(proc, timeout_s):
 # ---------------------------------------------------------------------------
 # punctual run
 
+def parse_report(text):
+    """A JSON report from its text, checked against docs/report.schema.json and its sums: every
+    report a test reads goes through here, so each run of the suite validates them all."""
+    report = json.loads(text)
+    report_schema.validate(report)
+    return report
+
+
+def load_report(path):
+    with open(path, encoding="utf-8") as f:
+        return parse_report(f.read())
+
+
 class Result:
     def __init__(self, cmd, returncode, stdout, stderr, wall_s, report):
         self.cmd = cmd
@@ -301,27 +316,50 @@ def run_punctual(binary, args, timeout_s=30.0, json_report=True):
         wall_s = time.monotonic() - started
         report = None
         if json_report and os.path.exists(json_path):
-            with open(json_path, encoding="utf-8") as f:
-                report = json.load(f)
+            report = load_report(json_path)
         return Result(cmd, proc.returncode, proc.stdout, proc.stderr, wall_s, report)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
-def timing_only_invalid(result):
-    """True when the run exited 4 only because the generator's own timing slipped (send lag):
-    on a shared 2-core machine a millisecond hiccup does that. Accounting tests accept it; the
-    validity tests (test_verdicts.py) are where timing is judged."""
+def too_few_samples_only(result):
+    """True when the run exited 4 only because it was too short to resolve the percentile it is
+    judged on (p99 unless an --slo names others: 10 samples must lie beyond it, so 1,000 in
+    all). In so short a run the send lag "at p99" is one of its few slowest sends, so a failed
+    send-lag check at an unresolved percentile is the same verdict. Accounting tests use short
+    runs on purpose and accept it; every other reason (drops, a schedule not kept, send lag at a
+    resolved percentile, too few connections) still fails them. The validity tests
+    (test_verdicts.py) are where the verdicts themselves are judged."""
     if result.returncode != 4 or result.report is None or "validity" not in result.report:
         return False
-    failed = [c["name"] for c in result.report["validity"]["checks"]
-              if c["level"] == "gating" and not c["pass"]]
-    return bool(failed) and all(name.startswith("send_lag") for name in failed)
+    failed = {c["name"] for c in result.report["validity"]["checks"]
+              if c["level"] == "gating" and not c["pass"]}
+    unresolved = {name[len("samples_beyond_"):] for name in failed if name.startswith("samples_beyond_")}
+    excused = {f"samples_beyond_{p}" for p in unresolved} | {f"send_lag_{p}" for p in unresolved}
+    return bool(unresolved) and failed <= excused
+
+
+def host_lateness_only(result):
+    """True when the run exited 4 only on send lag at a judged percentile, with the schedule
+    kept: on a VM whose host is slow to wake an idle vCPU, a sleeping generator's p99 send lag
+    passes 1 ms in about one run in twenty (bench/soak.sh; test_verdicts.py shows that spin mode,
+    which never idles, stays far below it). Accounting tests, which judge counts and not
+    verdicts, accept it and say so; drops, a schedule not kept or too few connections still fail
+    them."""
+    if result.returncode != 4 or result.report is None or "validity" not in result.report:
+        return False
+    failed = {c["name"] for c in result.report["validity"]["checks"]
+              if c["level"] == "gating" and not c["pass"]}
+    if not failed or not all(n.startswith("send_lag_") for n in failed):
+        return False
+    print(f"     (accepted exit 4 for the host's wake-up lateness: {sorted(failed)})", flush=True)
+    return True
 
 
 def require_report(result, expected_code=0):
     """The run exited as expected and wrote a JSON report; returns the report."""
-    ok_code = result.returncode == expected_code or (expected_code == 0 and timing_only_invalid(result))
+    ok_code = result.returncode == expected_code or (
+        expected_code == 0 and (too_few_samples_only(result) or host_lateness_only(result)))
     if not ok_code:
         raise AssertionError(f"expected exit {expected_code}\n{result.describe()}")
     if result.report is None:
@@ -329,11 +367,11 @@ def require_report(result, expected_code=0):
     return result.report
 
 
-OUTCOMES = ("ok", "http_error", "socket_error", "timeout", "dropped", "unfinished")
+OUTCOMES = ("ok", "http_error", "socket_error", "timeout", "dropped", "skipped", "unfinished")
 
 
 def assert_denominator(report):
-    """planned == sum(outcomes), and response_time.count == planned - dropped."""
+    """planned == sum(outcomes), and response_time.count == planned - dropped - skipped."""
     planned = report["schedule"]["planned"]
     outcomes = report["outcomes"]
     for key in OUTCOMES:
@@ -343,8 +381,9 @@ def assert_denominator(report):
     total = sum(outcomes[k] for k in OUTCOMES)
     check(planned == total, f"denominator broken: planned {planned} != sum(outcomes) {total} ({outcomes})")
     count = report["latency"]["response_time"]["count"]
-    check(count == planned - outcomes["dropped"],
-          f"response_time.count {count} != planned {planned} - dropped {outcomes['dropped']}")
+    check(count == planned - outcomes["dropped"] - outcomes["skipped"],
+          f"response_time.count {count} != planned {planned} - dropped {outcomes['dropped']} "
+          f"- skipped {outcomes['skipped']}")
 
 
 def assert_clean(report):

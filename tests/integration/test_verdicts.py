@@ -1,8 +1,8 @@
-"""Run validity, confidence intervals and the SLO gate (issue 4), end to end.
+"""Run validity, confidence intervals and the SLO gate, end to end.
 
 Every gating validity check is made to fail for a real reason (a real overload, a
 real stall, a real short run), never by a mock; a healthy run passes them all. The
-SLO cases pin the exit-code precedence of product.md: 3 when service time alone
+SLO cases pin the exit-code precedence of docs/design.md: 3 when service time alone
 fails, else 4 for an invalid run, else 3 for a failing SLO, else 0.
 
 Usage: python3 test_verdicts.py PATH_TO_PUNCTUAL
@@ -22,13 +22,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, check_eq  # noqa: E402
 
-GATING = ("send_lag_p99", "send_lag_p99.9", "send_lag_max", "dropped", "connection_cap")
+# Always gating in an open run: any drop, the schedule kept second by second, enough connections.
+GATING = ("dropped", "schedule_kept", "connection_cap")
 CHECK_FIELDS = ("name", "figure", "relation", "threshold", "unit", "level", "pass", "note")
 SLO_FIELDS = ("expression", "figure", "bound", "threshold", "pass", "service_time_fails",
               "service_figure")
 RELATIONS = {"<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt,
              "==": operator.eq}
-HEALTHY_ATTEMPTS = 5
 
 
 # ---------------------------------------------------------------------------
@@ -40,7 +40,7 @@ class Run(harness.Result):
         self.hgrm = hgrm
 
 
-def run(binary, args, url, timeout_s=30.0, hgrm=False):
+def run(binary, args, url, timeout_s=30.0, hgrm=False, prefix=()):
     """`punctual run --json F [--hgrm G] ARGS URL`.
 
     The URL goes last on purpose: a repeatable option (--slo, -H) swallows a
@@ -51,7 +51,7 @@ def run(binary, args, url, timeout_s=30.0, hgrm=False):
     try:
         json_path = os.path.join(tmp, "report.json")
         hgrm_path = os.path.join(tmp, "report.hgrm")
-        cmd = [binary, "run", "--json", json_path]
+        cmd = [*prefix, binary, "run", "--json", json_path]
         if hgrm:
             cmd += ["--hgrm", hgrm_path]
         cmd += [*args, url]
@@ -60,9 +60,7 @@ def run(binary, args, url, timeout_s=30.0, hgrm=False):
         wall_s = time.monotonic() - started
         report = None
         if os.path.exists(json_path):
-            import json
-            with open(json_path, encoding="utf-8") as f:
-                report = json.load(f)
+            report = harness.load_report(json_path)
         hgrm_text = None
         if hgrm and os.path.exists(hgrm_path):
             with open(hgrm_path, encoding="utf-8") as f:
@@ -108,13 +106,31 @@ def checks_of(report):
     return by_name
 
 
+def gated_percentiles(report):
+    """The percentile keys a run is judged on: those its --slo expressions name, else p99."""
+    named = set()
+    for r in (report.get("slo") or {}).get("results", []):
+        m = re.match(r"p([\d.]+)|max", r["expression"])
+        if m:
+            named.add("max" if m.group(0) == "max" or float(m.group(1)) >= 100 else f"p{m.group(1)}")
+    return named or {"p99"}
+
+
 def assert_validity_consistent(report):
-    """Every check is well formed, its verdict follows from its own figures, and
-    `valid` is exactly 'every gating check passed'."""
+    """Every check is well formed, its verdict follows from its own figures, the send-lag and
+    samples checks gate exactly at the gated percentiles, and `valid` is exactly 'every gating
+    check passed'."""
     checks = checks_of(report)
     for name in GATING:
         check(name in checks, f"gating check {name} missing: {sorted(checks)}")
         check_eq(checks[name]["level"], "gating", f"{name}.level")
+    gated = gated_percentiles(report)
+    for name, c in checks.items():
+        if name.startswith("send_lag_"):
+            expected = "gating" if name[len("send_lag_"):] in gated else "warning"
+            check_eq(c["level"], expected, f"{name}.level (gated: {sorted(gated)})")
+    for p in gated:
+        check(f"send_lag_{p}" in checks, f"no send-lag check at the gated {p}: {sorted(checks)}")
     for c in checks.values():
         for field in CHECK_FIELDS:
             check(field in c, f"check {c.get('name')} lacks {field}: {c}")
@@ -168,37 +184,26 @@ def percentile_ci(report, key):
 # healthy run against nginx, and the warnings
 
 def healthy_run(binary, nginx, state):
-    """-R600 for 2 s: 1,200 samples, so p99 has 12 beyond it but p99.9 only 1.2.
+    """-R600 for 2 s, once: 1,200 samples, so p99 has 12 beyond it but p99.9 only 1.2.
 
-    A 130 us nginx leaves the send-lag checks their 1 ms floor. In the default `fine` mode a
-    sleeping thread on these VMs wakes ~1.4 ms late at p99.9, so over 1,200 wake-ups the
-    maximum usually exceeds 1 ms and the run is rightly invalid; `--precision spin` is the
-    mode that keeps a 1 ms schedule here. A rare hypervisor pause can still exceed it, so a
-    failed attempt is retried, not excused, and the attempts are printed.
+    A 130 us nginx leaves the send-lag allowance at its 1 ms floor. In `--precision spin` the
+    worker never idles, so the host's slow wake-ups of an idle vCPU (a sleeping fine-mode run
+    here sees p99 of 0.05-1.3 ms, so that 1 run in ~20 fails p99 for the host's sake alone)
+    stay out of its p99 (measured: 0-40 us). The millisecond-long pauses the host still causes
+    now and then reach only p99.9 and the maximum, which warn: no retries here, since a verdict
+    that needs them would be a flaky rule. bench/soak.sh measures the default fine mode.
     """
-    attempts = []
-    for _ in range(HEALTHY_ATTEMPTS):
-        result = run(binary, ["-t1", "-c4", "-R600", "-d2s", "--precision", "spin"], nginx.url("/"))
-        attempts.append(result)
-        if result.returncode == 0 and result.report and result.report["validity"]["valid"]:
-            break
-    state["healthy"] = attempts[-1]
-    last = attempts[-1]
-    for i, a in enumerate(attempts[:-1] if len(attempts) > 1 else []):
-        print(f"     healthy attempt {i + 1} invalid: {summary(a.report).splitlines()[0]}", flush=True)
-    if last.returncode != 0 or not (last.report and last.report["validity"]["valid"]):
-        raise AssertionError(f"{len(attempts)} attempts, none valid (a send-lag failure here is "
-                             f"usually CPU contention on the machine); last:\n{last.describe()}\n"
-                             f"{summary(last.report)}")
-    report = expect_exit(last, 0)
+    result = run(binary, ["-t1", "-c4", "-R600", "-d2s", "--precision", "spin"], nginx.url("/"))
+    state["healthy"] = result
+    report = expect_exit(result, 0)
     assert_validity_consistent(report)
     harness.assert_clean(report)
     checks = checks_of(report)
-    for name in GATING:
+    for name in (*GATING, "send_lag_p99", "samples_beyond_p99"):
         check(checks[name]["pass"], f"{name} failed on a healthy run: {checks[name]}")
     check(checks["connection_cap"]["figure"] == 4, f"connection_cap figure: {checks['connection_cap']}")
     check(any(n.startswith("worker_cpu_") for n in checks), f"no worker_cpu check: {sorted(checks)}")
-    check("validity: valid" in last.stdout, "text report does not say 'validity: valid'")
+    check("validity: valid" in result.stdout, "text report does not say 'validity: valid'")
 
 
 def healthy(state):
@@ -209,8 +214,7 @@ def healthy(state):
 
 def thin_percentile_warns(state):
     result, report = healthy(state)
-    # A warning never invalidates: the exit code follows the gating checks alone
-    # (the healthy run may have exhausted its attempts on send lag, see healthy_run).
+    # A warning never invalidates: the exit code follows the gating checks alone.
     check_eq(result.returncode, 0 if report["validity"]["valid"] else 4, "exit code")
     head = ("\n" + result.stdout).split("\nmodel:", 1)[0]
     check("samples_beyond_p99.9" not in head, f"a warning is printed as a reason: {head!r}")
@@ -258,16 +262,25 @@ def healthy_intervals_binomial(state):
 # ---------------------------------------------------------------------------
 # each gating check failing for a real reason
 
-def send_lag_fails(binary, nginx):
-    """2M req/s on one thread. The deadline is short so that the response times
-    (which include the generator's own queueing) do not raise the allowed lag
-    (10% of the response time) above what the generator actually fell behind."""
-    result = run(binary, ["-t1", "-c500", "-R2M", "-d1s", "--timeout", "100ms"], nginx.url("/"))
-    _, checks = assert_invalid_because(result, ["send_lag_max"])
-    c = checks["send_lag_max"]
-    check(c["figure"] > c["threshold"] >= 1_000_000, f"send_lag_max: {c}")
-    check("behind its schedule" in c["note"], f"send_lag_max note: {c['note']!r}")
-    check(result.wall_s < 5, f"a 1 s run with a 100 ms deadline took {result.wall_s:.1f} s")
+def starved_by_cpu_hog(binary, nginx):
+    """A busy loop pinned for the length of the window to the CPU of a one-thread punctual that
+    runs at the lowest priority: the generator gets a sliver of that CPU, far too little for
+    20,000 req/s, so it falls seconds behind. The run must exit 4 and name the gating checks
+    that caught it: the schedule not kept, and send lag at p99. (The deadline is short so that
+    the backlog times out quickly once the hog is gone; the connects get their own.)"""
+    hog = subprocess.Popen(["timeout", "3.3", "taskset", "-c", "1", "/bin/sh", "-c", "while :; do :; done"])
+    try:
+        result = run(binary, ["-t1", "-c20", "-R20000", "-d3s", "--timeout", "200ms",
+                              "--connect-timeout", "5s"], nginx.url("/"),
+                     prefix=["nice", "-n", "19", "taskset", "-c", "1"])
+    finally:
+        hog.kill()
+        hog.wait()
+    _, checks = assert_invalid_because(result, ["schedule_kept", "send_lag_p99"])
+    c = checks["schedule_kept"]
+    check(c["figure"] >= 1, f"schedule_kept: {c}")
+    check("did not keep its schedule" in c["note"], f"schedule_kept note: {c['note']!r}")
+    check("behind its schedule" in checks["send_lag_p99"]["note"], f"send_lag_p99: {checks['send_lag_p99']}")
 
 
 def drops_fail(binary):
@@ -542,17 +555,14 @@ def poisson_gaps_warn(binary):
 
 
 def poisson_gaps_silent(binary):
-    """Fine timers at 1000 req/s on one thread keep the gaps Poisson. (Before fine mode learnt its
-    wake-up lateness per sleep length, long gaps were sent later than short ones: D 0.030-0.067
-    in six runs, five of them over 0.03.)"""
-    # A second run is allowed: on a shared 2-core machine a neighbour's burst can push one run's
-    # D past 0.03, while the distortion this guards against was over 0.03 in five runs of six.
-    for _ in range(2):
-        result, c = poisson_fit(binary, ["-t1", "-R1000", "-d6s"])
-        if c is not None and c["pass"]:
-            break
+    """Fine timers at 1000 req/s on one thread keep the gaps Poisson, in one run: the warning
+    fires only when the distance exceeds what 6,000 gaps' own noise explains by 0.02 (measured
+    here: D 0.015-0.030 on healthy runs, against a threshold of 0.041; before fine mode learnt
+    its wake-up lateness per sleep length D was 0.030-0.067, and coarse ticks give ~0.6)."""
+    result, c = poisson_fit(binary, ["-t1", "-R1000", "-d6s"])
     check(c is not None, "no poisson_send_gaps check on a 6,000-request Poisson run")
-    check(c["pass"] and c["figure"] <= 0.03, f"a healthy Poisson run warns: {c}")
+    check(c["pass"] and c["figure"] <= c["threshold"], f"a healthy Poisson run warns: {c}")
+    check(0.035 < c["threshold"] < 0.05, f"the threshold for ~6,000 gaps: {c}")
     # The same run sleeps between sends (fine), so its CPU warning stays silent too.
     cpu = [c for n, c in checks_of(result.report).items() if n.startswith("worker_cpu_")]
     check(len(cpu) == 1 and all(c["pass"] for c in cpu), f"a sleeping generator warns about CPU: {cpu}")
@@ -575,7 +585,7 @@ def main():
                    thin_percentile_warns, state)
         checks.run("enough samples: no warnings for p50..p99", enough_samples_no_warnings, state)
         checks.run("short healthy run: binomial intervals", healthy_intervals_binomial, state)
-        checks.run("send lag fails at 2M req/s on one thread", send_lag_fails, binary, nginx)
+        checks.run("a generator starved by a CPU hog is invalid", starved_by_cpu_hog, binary, nginx)
         checks.run("samples beyond an SLO percentile fail (gating)", samples_fail, binary, nginx, state)
     checks.run("exit 4: passing SLO on an invalid run", exit_4_slo_passes_on_invalid_run, state)
     checks.run("drops fail against a stalled server", drops_fail, binary)

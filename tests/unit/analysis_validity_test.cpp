@@ -33,6 +33,7 @@ struct fixture {
   std::optional<double> rate = 1000.0;
   std::uint32_t connections = 64;
   std::chrono::nanoseconds window = 10s;
+  punctual::record::per_second_load load;
 
   fixture() {
     view_set second;
@@ -45,12 +46,16 @@ struct fixture {
       views.add(second);
     }
     counts.planned = 10'000;
+    load.planned.assign(11, 1000);  // a drain second after the window
+    load.planned.back() = 0;
+    load.late.assign(11, 0);
     counts.outcomes[punctual::record::index(outcome::ok)] = 10'000;
   }
   validity_report run() const {
     return check_validity(validity_input{.views = views, .counts = counts, .rate_per_s = rate,
                                          .connections = connections, .worker_cpu_shares = cpu,
-                                         .intervals = series, .slo_percentiles = slo, .window = window});
+                                         .intervals = series, .slo_percentiles = slo, .window = window,
+                                         .load = &load});
   }
 };
 
@@ -89,7 +94,7 @@ TEST(analysis_validity, healthy_run_passes_everything) {
     EXPECT_TRUE(c.note.empty()) << c.name;
   }
   for (const char* name : {"send_lag_p99", "send_lag_p99.9", "send_lag_max", "dropped", "connection_cap",
-                           "samples_beyond_p99", "worker_cpu_0", "worker_cpu_1"}) {
+                           "samples_beyond_p99", "worker_cpu_0", "worker_cpu_1", "schedule_kept"}) {
     EXPECT_TRUE(has(r, name)) << name;
   }
   EXPECT_EQ(find(r, "samples_beyond_p99").level, check_level::gating);
@@ -111,8 +116,12 @@ TEST(analysis_validity, send_lag_fails_at_p99) {
   EXPECT_GE(c.figure, 3e6);
   EXPECT_NE(c.note.find("behind its schedule"), std::string::npos);
   EXPECT_FALSE(find(r, "send_lag_p99.9").pass);
+  EXPECT_EQ(find(r, "send_lag_p99.9").level, check_level::warning);
   EXPECT_FALSE(find(r, "send_lag_max").pass);
+  ASSERT_EQ(r.failures().size(), 1u);
   EXPECT_EQ(r.failures().front()->name, "send_lag_p99");
+  // The warnings then do not claim the gated figure is unaffected.
+  EXPECT_EQ(find(r, "send_lag_max").note.find("not affected"), std::string::npos);
 }
 
 TEST(analysis_validity, send_lag_allowance_scales_with_response_time) {
@@ -128,14 +137,56 @@ TEST(analysis_validity, send_lag_allowance_scales_with_response_time) {
   EXPECT_TRUE(r.valid());
 }
 
-TEST(analysis_validity, one_generator_stall_fails_only_max) {
+// One late wake-up the host caused moves the maximum and p99.99 only: a warning that says what
+// it did to which figures, never a verdict.
+TEST(analysis_validity, one_generator_stall_only_warns) {
   fixture f;
   f.views[view::send_lag].record(50 * ms);  // 1 in 10001: hidden by p99 and p99.9
+  f.views[view::send_lag].record(3 * ms);
   const auto r = f.run();
   EXPECT_TRUE(find(r, "send_lag_p99").pass);
+  EXPECT_EQ(find(r, "send_lag_p99").level, check_level::gating);
   EXPECT_TRUE(find(r, "send_lag_p99.9").pass);
-  EXPECT_FALSE(find(r, "send_lag_max").pass);
+  const auto& c = find(r, "send_lag_max");
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.level, check_level::warning);
+  EXPECT_NE(c.note.find("p99.99 and max include up to 50"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("(2 requests over 1ms)"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("p99, which the run is judged on, is not affected"), std::string::npos) << c.note;
+  EXPECT_EQ(find(r, "send_lag_p99.99").note, c.note);
+  EXPECT_TRUE(r.valid());
+}
+
+// An SLO on the maximum gates it: then one hiccup does invalidate the run.
+TEST(analysis_validity, an_slo_on_the_maximum_gates_it) {
+  fixture f;
+  f.views[view::send_lag].record(50 * ms);
+  f.slo = {100};
+  const auto r = f.run();
+  const auto& c = find(r, "send_lag_max");
+  EXPECT_EQ(c.level, check_level::gating);
+  EXPECT_FALSE(c.pass);
+  EXPECT_NE(c.note.find("behind its schedule at the maximum"), std::string::npos) << c.note;
+  EXPECT_EQ(find(r, "send_lag_p99").level, check_level::warning);  // named by no SLO
+  EXPECT_FALSE(has(r, "samples_beyond_p100"));
   EXPECT_FALSE(r.valid());
+}
+
+TEST(analysis_validity, gated_percentiles_are_the_slo_ones_else_p99) {
+  using punctual::analysis::gated_percentiles;
+  EXPECT_EQ(gated_percentiles({}), std::vector<double>{99});
+  EXPECT_EQ(gated_percentiles({99.9, 50, 99.9}), (std::vector<double>{50, 99.9}));
+  EXPECT_EQ(gated_percentiles({100}), std::vector<double>{100});
+}
+
+TEST(analysis_validity, an_slo_percentile_outside_the_summary_gets_its_own_check) {
+  fixture f;
+  f.slo = {95};
+  const auto r = f.run();
+  EXPECT_EQ(find(r, "send_lag_p95").level, check_level::gating);
+  EXPECT_EQ(find(r, "samples_beyond_p95").level, check_level::gating);
+  EXPECT_EQ(find(r, "send_lag_p99").level, check_level::warning);
+  EXPECT_EQ(find(r, "samples_beyond_p99").level, check_level::warning);
 }
 
 TEST(analysis_validity, drops_make_the_run_invalid) {
@@ -238,5 +289,73 @@ TEST(analysis_validity, busy_worker_warns) {
   EXPECT_NE(c.note.find("95%"), std::string::npos) << c.note;
   EXPECT_TRUE(r.valid());
 }
+
+
+namespace schedule_rule {
+
+using punctual::analysis::schedule_check;
+using punctual::record::per_second_load;
+
+per_second_load seconds(std::vector<std::uint64_t> planned, std::vector<std::uint64_t> late) {
+  per_second_load l;
+  l.planned = std::move(planned);
+  l.late = std::move(late);
+  return l;
+}
+
+TEST(schedule_check, allows_one_percent_or_two_requests_per_second) {
+  // 2000 planned: 20 late allowed, 21 not.
+  EXPECT_TRUE(schedule_check(seconds({2000, 2000}, {20, 0}), 2s).pass);
+  const auto c = schedule_check(seconds({2000, 2000}, {0, 21}), 2s);
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.figure, 1);
+  EXPECT_NE(c.note.find("second 1 of the window: 21 of 2000"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("(at most 20 allowed)"), std::string::npos) << c.note;
+  // 100 planned: 1% is 1, but 2 are always allowed.
+  EXPECT_TRUE(schedule_check(seconds({100}, {2}), 1s).pass);
+  EXPECT_FALSE(schedule_check(seconds({100}, {3}), 1s).pass);
+}
+
+TEST(schedule_check, a_trailing_partial_second_is_not_judged) {
+  // 2.5 s: seconds 0 and 1 are whole, second 2 holds half a second (or an interruption).
+  const auto l = seconds({1000, 1000, 500, 0}, {0, 0, 500, 0});
+  EXPECT_TRUE(schedule_check(l, 2500ms).pass);
+  EXPECT_FALSE(schedule_check(l, 3s).pass);
+  // Shorter than a second: nothing whole to judge.
+  EXPECT_TRUE(schedule_check(seconds({900}, {900}), 999ms).pass);
+}
+
+TEST(schedule_check, a_ramp_to_zero_judges_empty_seconds_as_kept) {
+  // 100 -> 0 req/s over 4 s: the last seconds plan 12, 3 and 0 requests.
+  const auto l = seconds({87, 62, 37, 12, 3, 0}, {0, 0, 0, 2, 2, 0});
+  EXPECT_TRUE(schedule_check(l, 6s).pass);
+  EXPECT_FALSE(schedule_check(seconds({87, 62, 37, 12, 3, 0}, {0, 0, 0, 3, 0, 0}), 6s).pass);
+}
+
+TEST(schedule_check, poisson_at_50_per_second_allows_two_late_per_second) {
+  // Poisson at 50 req/s plans 35..65 in a second; 1% is below 1, so the floor of 2 decides.
+  const auto kept = seconds({43, 58, 51, 66, 37}, {2, 0, 1, 2, 2});
+  EXPECT_TRUE(schedule_check(kept, 5s).pass);
+  const auto c = schedule_check(seconds({43, 58, 51, 66, 37}, {2, 3, 0, 0, 5}), 5s);
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.figure, 2);
+  EXPECT_NE(c.note.find("in 2 of 5 seconds"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("second 4 of the window: 5 of 37"), std::string::npos) << c.note;
+}
+
+TEST(schedule_check, gates_a_run_and_is_absent_without_a_schedule) {
+  fixture f;
+  f.load.late[3] = 500;
+  auto r = f.run();
+  EXPECT_FALSE(r.valid());
+  EXPECT_EQ(r.failures().front()->name, "schedule_kept");
+  EXPECT_EQ(find(r, "schedule_kept").level, check_level::gating);
+  auto in = validity_input{.views = f.views, .counts = f.counts, .rate_per_s = std::nullopt,
+                           .connections = 4, .worker_cpu_shares = f.cpu, .intervals = f.series,
+                           .slo_percentiles = {}, .window = f.window};
+  EXPECT_FALSE(has(check_validity(in), "schedule_kept"));
+}
+
+}  // namespace schedule_rule
 
 }  // namespace
