@@ -12,6 +12,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// docs/report.schema.json describes this document; bump only on an incompatible change.
+constexpr int schema_version = 1;
+
 std::string percentile_key(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", p);
@@ -158,7 +161,8 @@ void write_json(std::ostream& out, const run_description& d, const engine::run_r
   for (std::size_t s = 0; s < c.status.size(); ++s) {
     if (c.status[s]) status[std::to_string(s)] = c.status[s];
   }
-  json doc{{"punctual", {{"version", "0.1.0"}}},
+  json doc{{"schema_version", schema_version},
+           {"punctual", {{"version", "0.1.0"}}},
            {"command_line", d.command_line},
            {"target", d.target_url},
            {"model", model_json(d)},

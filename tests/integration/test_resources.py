@@ -1,4 +1,4 @@
-"""Resource limits and the second interrupt (issue 5).
+"""Resource limits and the second interrupt.
 
 - Out of ephemeral ports mid-run: inside a private network namespace (unshare -n, as root) the
   local port range is cut to two ports, so connections beyond two fail with EADDRNOTAVAIL. Those
@@ -54,9 +54,7 @@ def out_of_ports(binary):
                               capture_output=True, text=True, timeout=30)
         wall = time.monotonic() - started
         harness.check("rc=" in proc.stdout, f"the run did not happen: {proc.stdout} {proc.stderr}")
-        import json
-        with open(report_path) as f:
-            report = json.load(f)
+        report = harness.load_report(report_path)
         harness.assert_denominator(report)
         no_ports = report["socket_errors"]["no_ports"]
         harness.check(no_ports > 0, f"no request counted as no_ports: {report['socket_errors']}")
@@ -86,9 +84,7 @@ def out_of_descriptors(binary):
             subprocess.run(["prlimit", f"--pid={proc.pid}", "--nofile=5:5"], check=True, timeout=5)
             rc = proc.wait(timeout=15)
         harness.check(rc in (0, 4), f"exit {rc}: {proc.stderr.read()[-300:]}")
-        import json
-        with open(out) as f:
-            report = json.load(f)
+        report = harness.load_report(out)
         harness.assert_denominator(report)
         errors = report["socket_errors"]
         harness.check(errors["no_fds"] > 0, f"no request counted as no_fds: {errors}")

@@ -8,7 +8,6 @@ with failure probability f and N retries, a request fails finally with probabili
 Usage: python3 test_retries.py PATH_TO_PUNCTUAL
 """
 
-import json
 import os
 import shutil
 import signal
@@ -185,8 +184,7 @@ def interrupted_chains(binary, tmp):
                 proc.kill()
                 proc.communicate(timeout=5)
     check_eq(proc.returncode, 130, f"exit code (stderr {stderr[-300:]!r})")
-    with open(json_path, encoding="utf-8") as f:
-        report = json.load(f)
+    report = harness.load_report(json_path)
     harness.assert_denominator(report)
     o, a = report["outcomes"], report["attempts"]
     check(o["unfinished"] > 0, f"no chain was left unfinished: {o}")

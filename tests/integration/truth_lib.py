@@ -76,8 +76,7 @@ def run_load(binary, workdir, port, rate, arrival, threads, connections, duratio
                         timeout=timeout)
     if cp.returncode != 0 or not os.path.exists(json_path):
         raise ConfigError("punctual run failed (exit %d): %s" % (cp.returncode, cp.stderr))
-    with open(json_path) as f:
-        return json.load(f), schedule_path, cp
+    return harness.load_report(json_path), schedule_path, cp
 
 
 # ---------------------------------------------------------------------------------------------

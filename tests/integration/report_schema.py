@@ -1,0 +1,104 @@
+"""The JSON report's contract: docs/report.schema.json, plus the sums a schema cannot express.
+
+    import report_schema
+    report_schema.validate(report)   # raises AssertionError naming the failing field
+
+Needs only the standard library and jsonschema (Debian's python3-jsonschema, installed by
+scripts/install-deps.sh); the schema is loaded and checked once, on first use.
+"""
+
+import json
+import os
+
+try:
+    import jsonschema
+except ImportError as exc:  # pragma: no cover - depends on the machine
+    raise ImportError("report_schema needs jsonschema: apt-get install python3-jsonschema "
+                      "(scripts/install-deps.sh lists it)") from exc
+
+SCHEMA_PATH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                            "..", "..", "docs", "report.schema.json"))
+
+# How many schema errors one failure message lists (the most relevant first).
+_MAX_ERRORS = 3
+_MAX_MESSAGE = 300
+
+_validator = None
+
+
+def schema():
+    """The parsed schema (loaded once)."""
+    return _get_validator().schema
+
+
+def _get_validator():
+    global _validator
+    if _validator is None:
+        with open(SCHEMA_PATH, encoding="utf-8") as f:
+            loaded = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(loaded)
+        _validator = jsonschema.Draft202012Validator(loaded)
+    return _validator
+
+
+def field_path(path):
+    """A JSON path in the report's terms: outcomes.skipped, validity.checks[3].level."""
+    text = "report"
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text
+
+
+def _describe(error):
+    if error.validator in ("oneOf", "anyOf"):
+        # The default message repeats the whole value; the alternatives are in the schema.
+        message = f"matches none of the allowed forms ({error.validator} in the schema)"
+    else:
+        message = error.message
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "..."
+    return f"{field_path(error.absolute_path)}: {message}"
+
+
+def _schema_errors(report):
+    errors = list(_get_validator().iter_errors(report))
+    if not errors:
+        return []
+    best = jsonschema.exceptions.best_match(errors)
+    rest = sorted((e for e in errors if e is not best), key=jsonschema.exceptions.relevance, reverse=True)
+    return [best] + rest
+
+
+def _check_sums(report):
+    """The rules the schema cannot state; called only on a report the schema accepted."""
+    problems = []
+    outcomes = report["outcomes"]
+    socket_sum = sum(report["socket_errors"].values())
+    if socket_sum != outcomes["socket_error"]:
+        problems.append(f"report.socket_errors: the reasons add up to {socket_sum}, but "
+                        f"outcomes.socket_error is {outcomes['socket_error']} ({report['socket_errors']})")
+    planned = report["schedule"]["planned"]
+    outcome_sum = sum(outcomes.values())
+    if planned != outcome_sum:
+        problems.append(f"report.schedule.planned: {planned}, but the outcomes add up to "
+                        f"{outcome_sum} ({outcomes})")
+    warmup = report.get("warmup")
+    if warmup is not None:
+        warmup_sum = sum(warmup["outcomes"].values())
+        if warmup["planned"] != warmup_sum:
+            problems.append(f"report.warmup.planned: {warmup['planned']}, but the warm-up outcomes "
+                            f"add up to {warmup_sum} ({warmup['outcomes']})")
+    return problems
+
+
+def validate(report):
+    """Raises AssertionError unless REPORT (a parsed JSON report) keeps the contract."""
+    errors = _schema_errors(report)
+    if errors:
+        lines = [_describe(e) for e in errors[:_MAX_ERRORS]]
+        more = f" (and {len(errors) - _MAX_ERRORS} more)" if len(errors) > _MAX_ERRORS else ""
+        raise AssertionError("JSON report does not match docs/report.schema.json" + more + ":\n  "
+                             + "\n  ".join(lines))
+    problems = _check_sums(report)
+    if problems:
+        raise AssertionError("JSON report breaks the accounting:\n  " + "\n  ".join(problems))
