@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "analysis/text.hpp"
 #include "cli/command.hpp"
 #include "cli/units.hpp"
 #include "record/outcome.hpp"
-#include "report/run_report.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -124,10 +124,10 @@ std::string describe(const engine::retry_policy& p) {
   if (!p.enabled()) return "none";
   std::string text = "up to " + std::to_string(p.retries) + (p.retries == 1 ? " retry" : " retries") +
                      " on " + cause_list(p.on) + ", backoff exp " +
-                     report::format_duration(p.backoff_base) + ".." +
-                     report::format_duration(p.backoff_cap) + " with full jitter";
+                     analysis::duration_text(p.backoff_base) + ".." +
+                     analysis::duration_text(p.backoff_cap) + " with full jitter";
   if (p.attempt_timeout.count() > 0) {
-    text += ", " + report::format_duration(p.attempt_timeout) + " per attempt";
+    text += ", " + analysis::duration_text(p.attempt_timeout) + " per attempt";
   }
   if (p.budget >= 0) {
     char share[32];

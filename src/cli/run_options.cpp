@@ -64,6 +64,10 @@ void check_shape(const run_options& o) {
   if (o.model == "closed" && o.arrival != "constant") {
     throw usage_error("--arrival " + o.arrival + ": the closed model has no arrival process");
   }
+  if (o.model == "closed" && o.max_queue != 0) {
+    throw usage_error("--max-queue: the closed model has no queue (each connection sends its next "
+                      "request when the previous one is answered)");
+  }
   if (o.model == "open" && o.think != "0s") {
     throw usage_error("--think " + o.think + ": think time applies to the closed model only");
   }

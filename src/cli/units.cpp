@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "http/text.hpp"
 
 namespace punctual::cli {
 
@@ -89,8 +90,6 @@ std::optional<double> rate_or(std::string_view text, problem& why) noexcept {
   return rate;
 }
 
-std::string quoted(std::string_view text) { return "'" + std::string{text} + "'"; }
-
 std::optional<int> status_code(std::string_view text) noexcept {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
@@ -111,7 +110,7 @@ std::optional<std::chrono::nanoseconds> try_parse_duration(std::string_view text
 std::chrono::nanoseconds parse_duration(std::string_view option, std::string_view text) {
   problem why{};
   if (const auto value = duration_or(text, why)) return *value;
-  const std::string head = std::string{option} + ": " + quoted(text);
+  const std::string head = std::string{option} + ": " + http::quoted(text);
   const std::string expected = "(expected a number with a unit: ns, us, ms, s, m, h, e.g. 30s)";
   if (why == problem::negative) throw usage_error(head + " is negative " + expected);
   if (why == problem::too_large) throw usage_error(head + " is too long (at most 100 days, e.g. 2400h)");
@@ -126,7 +125,7 @@ std::optional<double> try_parse_rate(std::string_view text) noexcept {
 double parse_rate(std::string_view option, std::string_view text) {
   problem why{};
   if (const auto value = rate_or(text, why)) return *value;
-  const std::string head = std::string{option} + ": " + quoted(text);
+  const std::string head = std::string{option} + ": " + http::quoted(text);
   if (why == problem::too_large) throw usage_error(head + " is too high (at most 1000M requests per second)");
   throw usage_error(head + " is not a rate (expected requests per second > 0, e.g. 2000, 2k, 1.5k, 1M)");
 }
@@ -150,7 +149,7 @@ std::optional<std::vector<status_range>> try_parse_status_ranges(std::string_vie
 
 std::vector<status_range> parse_status_ranges(std::string_view option, std::string_view text) {
   if (auto ranges = try_parse_status_ranges(text)) return std::move(*ranges);
-  throw usage_error(std::string{option} + ": " + quoted(text) +
+  throw usage_error(std::string{option} + ": " + http::quoted(text) +
                     " is not a list of status codes (expected codes or ranges within 100..599, "
                     "e.g. 200-399 or 200,204,300-399)");
 }

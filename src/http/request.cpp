@@ -1,16 +1,12 @@
 #include "http/request.hpp"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "http/text.hpp"
 
 namespace punctual::http {
 
 namespace {
-
-bool is_token_char(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view{"!#$%&'*+-.^_`|~"}.find(c) != std::string_view::npos;
-}
 
 char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
 
@@ -23,21 +19,6 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   return text;
-}
-
-std::string quoted(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\x%02x", byte);
-      out += buffer;
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 bool has_header(const request_spec& spec, std::string_view name) {
@@ -98,7 +79,8 @@ std::optional<std::string> validate_request(const request_spec& spec) {
     if (auto error = validate_header(header)) return error;
     const std::string_view name = header_name(header);
     if (iequals(name, "Content-Length") || iequals(name, "Transfer-Encoding")) {
-      return "-H " + quoted(header) + ": punctual sets the body framing itself; remove this header";
+      return "-H " + quoted(std::string_view{header}) +
+             ": punctual sets the body framing itself; remove this header";
     }
   }
   return std::nullopt;

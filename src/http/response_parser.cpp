@@ -4,19 +4,11 @@
 #include <array>
 #include <limits>
 
+#include "http/text.hpp"
+
 namespace punctual::http {
 
 namespace {
-
-constexpr std::array<bool, 256> make_token_table() {
-  std::array<bool, 256> table{};
-  for (int c = '0'; c <= '9'; ++c) table[c] = true;
-  for (int c = 'a'; c <= 'z'; ++c) table[c] = true;
-  for (int c = 'A'; c <= 'Z'; ++c) table[c] = true;
-  for (char c : std::string_view{"!#$%&'*+-.^_`|~"}) table[static_cast<unsigned char>(c)] = true;
-  return table;
-}
-constexpr std::array<bool, 256> token_table = make_token_table();
 
 // Bytes allowed inside a reason phrase or field value: HTAB, SP, VCHAR and obs-text.
 constexpr std::array<bool, 256> make_field_table() {
@@ -27,7 +19,7 @@ constexpr std::array<bool, 256> make_field_table() {
 }
 constexpr std::array<bool, 256> field_table = make_field_table();
 
-bool is_token(char c) noexcept { return token_table[static_cast<unsigned char>(c)]; }
+bool is_token(char c) noexcept { return is_token_char(c); }
 bool is_field(char c) noexcept { return field_table[static_cast<unsigned char>(c)]; }
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 bool is_space(char c) noexcept { return c == ' ' || c == '\t'; }

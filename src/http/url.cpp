@@ -4,30 +4,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
+
+#include "http/text.hpp"
 
 namespace punctual::http {
 
 namespace {
 
 constexpr std::string_view expected_form = "expected http://host[:port][/path]";
-
-// The value as it goes into a message: quoted, with control and non-ASCII bytes escaped so the
-// message stays on one line.
-std::string quoted(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x7f) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\x%02x", byte);
-      out += buffer;
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 url_result failure(std::string_view text, std::string_view what) {
   return {std::nullopt, "target " + quoted(text) + ": " + std::string{what}};
@@ -142,7 +126,7 @@ url_result parse_url(std::string_view text) {
                             });
   if (scheme_end == std::string_view::npos || scheme_end == 0 || !scheme_chars) {
     return failure(text, "no scheme (" + std::string{expected_form} + "; did you mean " +
-                             quoted("http://" + std::string{text}) + "?)");
+                             quoted(std::string_view{"http://" + std::string{text}}) + "?)");
   }
   const std::string_view scheme = text.substr(0, scheme_end);
   if (iequals(scheme, "https")) {

@@ -61,7 +61,4 @@ void write_text(std::ostream& out, const run_description& d, const engine::run_r
 void write_json(std::ostream& out, const run_description& d, const engine::run_result& r,
                 const verdicts& v);
 
-// "1.234ms", "12.5s", "850us": three significant figures, for text only.
-std::string format_duration(nanoseconds d);
-
 }  // namespace punctual::report

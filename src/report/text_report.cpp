@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "punctual/histogram/percentile_text.hpp"
+#include "analysis/text.hpp"
 #include "report/run_report.hpp"
 
 namespace punctual::report {
@@ -17,8 +18,6 @@ void write_attempts_text(std::ostream& out, const run_description& d, const engi
 
 namespace {
 
-std::string seconds_text(nanoseconds d) { return format_duration(d); }
-
 double per_second(std::uint64_t n, nanoseconds window) {
   return window.count() > 0 ? static_cast<double>(n) * 1e9 / static_cast<double>(window.count())
                             : 0.0;
@@ -28,7 +27,7 @@ void write_header(std::ostream& out, const run_description& d, const engine::run
   const auto planned = r.measured.counts.planned;
   if (d.model == "open") {
     fmt::print(out, "model: open, {} for {} ({} planned), {} connections on {} threads\n",
-               d.schedule_text, seconds_text(d.duration), planned, d.connections, d.threads);
+               d.schedule_text, analysis::duration_text(d.duration), planned, d.connections, d.threads);
     fmt::print(out,
                "correction: latency measured from intended send time (response time); "
                "service time shown for contrast\n");
@@ -36,12 +35,12 @@ void write_header(std::ostream& out, const run_description& d, const engine::run
     fmt::print(out,
                "model: closed, {} connections on {} threads, think {}, for {} ({} requests sent); "
                "no rate was set: the server set the pace\n",
-               d.connections, d.threads, seconds_text(d.think), seconds_text(d.duration), planned);
+               d.connections, d.threads, analysis::duration_text(d.think), analysis::duration_text(d.duration), planned);
     if (d.expected_interval) {
       fmt::print(out,
                  "correction: expected-interval {}: a reconstructed view adds samples that were "
                  "never observed; service time is all that was measured\n",
-                 seconds_text(*d.expected_interval));
+                 analysis::duration_text(*d.expected_interval));
     } else {
       fmt::print(out,
                  "correction: none: only service time can be observed (latency measured from the "
@@ -50,7 +49,7 @@ void write_header(std::ostream& out, const run_description& d, const engine::run
   }
   if (!d.retry_text.empty()) fmt::print(out, "retries: {}\n", d.retry_text);
   if (d.warmup.count() > 0) {
-    fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", seconds_text(d.warmup),
+    fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(d.warmup),
                r.warmup.counts.planned);
   }
   if (r.interrupted) fmt::print(out, "INTERRUPTED: the measured window ended early\n");
@@ -70,14 +69,14 @@ void write_outcomes(std::ostream& out, const engine::run_result& r) {
 
 std::string cell(const hdr::histogram& h, double p, double bound_from) {
   if (h.total_count() == 0) return "-";
-  const std::string v = format_duration(nanoseconds{h.value_at_percentile(p)});
+  const std::string v = analysis::duration_text(nanoseconds{h.value_at_percentile(p)});
   return p >= bound_from ? ">=" + v : v;
 }
 
 std::string ci_cell(const verdicts& v, std::size_t i) {
   if (i >= v.response_ci.size() || !v.response_ci[i].available()) return "-";
   const auto& c = v.response_ci[i];
-  return fmt::format("{}..{} {}", format_duration(nanoseconds{c.lo}), format_duration(nanoseconds{c.hi}),
+  return fmt::format("{}..{} {}", analysis::duration_text(nanoseconds{c.lo}), analysis::duration_text(nanoseconds{c.hi}),
                      c.method == analysis::method_batch_means ? "(batch)" : "(binom)");
 }
 
@@ -111,7 +110,7 @@ void write_latency_table(std::ostream& out, const run_description& d,
 }
 
 std::string p99(const hdr::histogram& h) {
-  return h.total_count() ? format_duration(nanoseconds{h.value_at_percentile(99)}) : "-";
+  return h.total_count() ? analysis::duration_text(nanoseconds{h.value_at_percentile(99)}) : "-";
 }
 
 void write_generator(std::ostream& out, const run_description& d, const engine::run_result& r) {
@@ -159,14 +158,6 @@ double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept {
 hdr::histogram reconstructed(const engine::run_result& r, nanoseconds expected_interval) {
   return r.measured.views[record::view::response_time].copy_corrected_for_coordinated_omission(
       expected_interval.count());
-}
-
-std::string format_duration(nanoseconds d) {
-  const double ns = static_cast<double>(d.count());
-  if (ns < 1e3) return fmt::format("{:.0f}ns", ns);
-  if (ns < 1e6) return fmt::format("{:.3g}us", ns / 1e3);
-  if (ns < 1e9) return fmt::format("{:.3g}ms", ns / 1e6);
-  return fmt::format("{:.3g}s", ns / 1e9);
 }
 
 void write_text(std::ostream& out, const run_description& d, const engine::run_result& r,

@@ -2,13 +2,14 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "analysis/text.hpp"
 #include "report/run_report.hpp"
 
 namespace punctual::report {
 namespace {
 
 std::string figure_text(double value, std::string_view unit) {
-  if (unit == "ns") return format_duration(nanoseconds{static_cast<std::int64_t>(value)});
+  if (unit == "ns") return analysis::duration_text(nanoseconds{static_cast<std::int64_t>(value)});
   if (unit == "share") return fmt::format("{:.1f}%", value * 100);
   return fmt::format("{:g}", value);
 }
@@ -16,7 +17,7 @@ std::string figure_text(double value, std::string_view unit) {
 std::string slo_figure(double value, analysis::slo_unit unit) {
   switch (unit) {
     case analysis::slo_unit::nanoseconds:
-      return format_duration(nanoseconds{static_cast<std::int64_t>(value)});
+      return analysis::duration_text(nanoseconds{static_cast<std::int64_t>(value)});
     case analysis::slo_unit::percent:
       return fmt::format("{:.3g}%", value);
     case analysis::slo_unit::count:

@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <cstring>
 
+#include "http/text.hpp"
+
 namespace punctual::server {
 
 namespace {
 
-bool is_tchar(unsigned char c) {
-  if (c >= '0' && c <= '9') return true;
-  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
-  return std::strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != '\0';
-}
-
 bool is_token(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return is_tchar(c); });
+  return !s.empty() && std::all_of(s.begin(), s.end(), http::is_token_char);
 }
 
 bool is_field_char(unsigned char c) {

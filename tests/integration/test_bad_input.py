@@ -116,6 +116,8 @@ def cases(url):
         ("attempt timeout not shorter",
          ["run", *ok, "--retries", "1", "--attempt-timeout", "20s", url], "--attempt-timeout"),
         ("retries in the closed model", ["run", "-d", "1s", "--model", "closed", "--retries", "1", url], "closed"),
+        ("max-queue in the closed model", ["run", "-d", "1s", "--model", "closed", "--max-queue", "10", url],
+         "--max-queue"),
         ("think not a duration", ["run", "-d", "1s", "--model", "closed", "--think", "abc", url], "abc"),
         ("zero expected interval", ["run", "-d", "1s", "--model", "closed", "--expected-interval", "0s", url],
          "expected-interval"),

@@ -84,6 +84,18 @@ TEST(request, header_validation) {
   EXPECT_TRUE(validate_header("X(y): v"));
 }
 
+// DEL and non-ASCII bytes are escaped in messages like control bytes, so a message stays one
+// printable line whatever the user typed.
+TEST(request, messages_escape_del_and_non_ascii) {
+  EXPECT_EQ(validate_header("X: a\x7f").value_or(""),
+            "-H 'X: a\\x7f': header value contains CR, LF or another control character");
+  EXPECT_EQ(validate_header("X\x80: v").value_or(""),
+            "-H 'X\\x80: v': invalid character '\\x80' in header name (letters, digits and "
+            "!#$%&'*+-.^_`|~ only)");
+  EXPECT_EQ(punctual::http::validate_method("G\xc3\xa9T").value_or(""),
+            "method 'G\\xc3\\xa9T' is not a valid HTTP method (expected a token, e.g. GET or POST)");
+}
+
 TEST(request, request_validation) {
   request_spec spec;
   spec.host = "h";

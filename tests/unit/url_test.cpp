@@ -75,6 +75,7 @@ TEST(url, bad_urls_say_what_was_expected) {
       {"http://h:/", "target 'http://h:/': empty port after ':' (expected a number in 1..65535)"},
       {"http://a b/", "target 'http://a b/': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
       {"http://h/a\nb", "target 'http://h/a\\x0ab': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
+      {"http://h/a\x7f", "target 'http://h/a\\x7f': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
       {"http://h/caf\xc3\xa9",
        "target 'http://h/caf\\xc3\\xa9': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
       {"http://[::1/", "target 'http://[::1/': unterminated IPv6 literal (expected http://[::1]:8080/)"},

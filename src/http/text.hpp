@@ -1,0 +1,37 @@
+// Character classes and quoting shared by everything that reads or names HTTP text: the request
+// builder, the URL parser, the response parser and the test server's request reader, so they
+// all accept and print the same bytes.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace punctual::http {
+
+namespace detail {
+constexpr std::array<bool, 256> make_token_table() {
+  std::array<bool, 256> table{};
+  for (int c = '0'; c <= '9'; ++c) table[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) table[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) table[c] = true;
+  for (const char c : std::string_view{"!#$%&'*+-.^_`|~"})
+    table[static_cast<unsigned char>(c)] = true;
+  return table;
+}
+// A table, not a chain of comparisons: the response parser calls this once per header-name byte.
+inline constexpr std::array<bool, 256> token_table = make_token_table();
+}  // namespace detail
+
+// RFC 9110 section 5.6.2 tchar: the bytes of a method, a header name or a list token.
+constexpr bool is_token_char(char c) noexcept {
+  return detail::token_table[static_cast<unsigned char>(c)];
+}
+
+// The text in single quotes for a one-line message, with control bytes, DEL and non-ASCII bytes
+// written as \xNN: a user's stray CR or UTF-8 cannot break the line or the terminal.
+// Pass a string_view or call it qualified: for a std::string argument, argument-dependent lookup
+// would prefer std::quoted whenever <iomanip> happens to be included.
+std::string quoted(std::string_view text);
+
+}  // namespace punctual::http
