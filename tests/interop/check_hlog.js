@@ -8,7 +8,7 @@
 'use strict';
 
 const fs = require('fs');
-const hdr = require('hdr-histogram-js');
+const { intervalsByTag, mergeAll } = require('./hlog_read');
 
 function fail(message) {
   process.stderr.write(`check_hlog: ${message}\n`);
@@ -29,39 +29,6 @@ function parseArgs(argv) {
   }
   if (args.file === null) fail('usage: check_hlog.js FILE.hlog [--tag T]');
   return args;
-}
-
-// Interval lines are "[Tag=T,]start,length,max,base64"; everything else is header.
-function selectedPayloads(text, tag) {
-  const payloads = [];
-  text.split('\n').forEach((raw, index) => {
-    const line = raw.replace(/\r$/, '');
-    if (line === '' || line.startsWith('#') || line.startsWith('"StartTimestamp"')) return;
-    const fields = line.split(',');
-    let lineTag = null;
-    if (fields[0].startsWith('Tag=')) lineTag = fields.shift().slice(4);
-    if (fields.length !== 4) fail(`line ${index + 1}: expected 4 fields, found ${fields.length}`);
-    if (lineTag === tag) payloads.push(fields[3]);
-  });
-  return payloads;
-}
-
-function decodeAll(payloads) {
-  // 64-bit counts: the default 32-bit decode would wrap large counts (spec section 7).
-  return payloads.map((b64) => hdr.decodeFromCompressedBase64(b64, 64));
-}
-
-function mergeAll(histograms) {
-  const merged = hdr.build({
-    bitBucketSize: 64,
-    autoResize: true,
-    lowestDiscernibleValue: Math.min(...histograms.map((h) => h.lowestDiscernibleValue)),
-    highestTrackableValue: Math.max(...histograms.map((h) => h.highestTrackableValue)),
-    numberOfSignificantValueDigits: Math.max(
-      ...histograms.map((h) => h.numberOfSignificantValueDigits)),
-  });
-  histograms.forEach((h) => merged.add(h));
-  return merged;
 }
 
 // hdr-histogram-js keeps raw recorded extremes, so take min and max from the counts instead.
@@ -87,7 +54,7 @@ function main() {
   } catch (e) {
     fail(`cannot read ${args.file}: ${e.message}`);
   }
-  const histograms = decodeAll(selectedPayloads(text, args.tag));
+  const histograms = intervalsByTag(text, fail).get(args.tag) || [];
   if (histograms.length === 0) fail(`no ${args.tag === null ? 'untagged' : `Tag=${args.tag}`} intervals`);
   const merged = mergeAll(histograms);
   const percentiles = {};

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross-checks punctual's interval logs against hdr-histogram-js, an independent implementation:
 # the same file must give the same count, min, max and percentiles (and the mean to 1e-9).
+# A log written by `punctual run` must also agree with that run's JSON report (check_run_log.js).
 #
 # usage: bash tests/interop/run.sh BUILD_DIR PUNCTUAL_BINARY
 #   BUILD_DIR receives node_modules (hdr-histogram-js, pinned in package.json) and scratch files.
@@ -114,6 +115,109 @@ check "second log, service_time" "$work/second.hlog" --tag service_time
 check "punctual merge of the golden log twice" "$work/golden-twice.hlog"
 check "punctual merge, mixed parameters, untagged" "$work/mixed.hlog"
 check "punctual merge, mixed parameters, service_time" "$work/mixed.hlog" --tag service_time
+
+# A log written by `punctual run` against its own JSON report, decoded by hdr-histogram-js.
+# The server's exponential service times spread the samples over many buckets; --duration bounds
+# its life even if this script is killed before its trap can run.
+serve_pid=""
+stop_serve() {
+  if [[ -n "$serve_pid" ]]; then
+    kill "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    serve_pid=""
+  fi
+}
+trap stop_serve EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+"$punctual" serve --port 0 --service-time exp:2ms --seed 3 --duration 60s \
+  >"$work/serve.out" 2>"$work/serve.err" &
+serve_pid=$!
+port=""
+for _ in $(seq 50); do
+  port="$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/serve.out")"
+  [[ -n "$port" ]] && break
+  kill -0 "$serve_pid" 2>/dev/null || break
+  sleep 0.1
+done
+
+run_ok=0
+if [[ -z "$port" ]]; then
+  echo "FAIL punctual run log: punctual serve did not report its port: $(cat "$work/serve.out" "$work/serve.err")" >&2
+  failed=$((failed + 1))
+else
+  run_status=0
+  timeout 60 "$punctual" run -t2 -c8 -R 1000 -d 3s --hlog "$work/run.hlog" --json "$work/run.json" \
+    "http://127.0.0.1:$port/" >"$work/run.out" 2>&1 || run_status=$?
+  # 4 is an invalid-run verdict, which judges the generator's timing, not what it recorded.
+  if [[ $run_status -eq 0 || $run_status -eq 4 ]]; then
+    run_ok=1
+  else
+    echo "FAIL punctual run log: punctual run exited $run_status: $(tail -n 5 "$work/run.out")" >&2
+    failed=$((failed + 1))
+  fi
+fi
+stop_serve
+
+# Counts the checker's ok/FAIL lines into the totals; a crash of the checker is one more FAIL.
+run_log_check() {  # hlog json
+  local out status=0 line
+  out="$(node "$here/check_run_log.js" "$1" "$2")" || status=$?
+  while IFS= read -r line; do
+    case "$line" in
+      "ok   "*) echo "$line"; passed=$((passed + 1)) ;;
+      "FAIL "*) echo "$line" >&2; failed=$((failed + 1)) ;;
+    esac
+  done <<<"$out"
+  if [[ $status -ne 0 && $status -ne 1 ]]; then
+    echo "FAIL check_run_log.js $1 $2 exited $status" >&2
+    failed=$((failed + 1))
+  fi
+}
+
+# Negative control: the checker must reject a deliberately altered copy, with a FAIL line that
+# names the altered figure; otherwise a checker that passes everything would pass unnoticed.
+expect_caught() {  # name hlog json fail-line-prefix
+  local name="$1" out status=0
+  out="$(node "$here/check_run_log.js" "$2" "$3")" || status=$?
+  if [[ $status -eq 1 ]] && grep -qF -- "FAIL $4" <<<"$out"; then
+    echo "ok   negative control: $name is caught"
+    passed=$((passed + 1))
+  else
+    echo "FAIL negative control: $name is not caught (exit $status): $out" >&2
+    failed=$((failed + 1))
+  fi
+}
+
+if [[ $run_ok -eq 1 ]]; then
+  run_log_check "$work/run.hlog" "$work/run.json"
+
+  node - "$work/run.json" "$work/bad-count.json" "$work/bad-p99.json" <<'JS'
+const fs = require('fs');
+const [from, badCount, badP99] = process.argv.slice(2);
+const report = JSON.parse(fs.readFileSync(from, 'utf8'));
+report.latency.response_time.count += 1;
+fs.writeFileSync(badCount, JSON.stringify(report));
+report.latency.response_time.count -= 1;
+// 1% is many buckets at three significant digits.
+const p = report.latency.response_time.percentiles_ns;
+p['99'] = Math.round(p['99'] * 1.01) + 1000;
+fs.writeFileSync(badP99, JSON.stringify(report));
+JS
+  # The first Tag=service_time line, and every Tag=queue_wait line.
+  awk '/^Tag=service_time,/ && !dropped { dropped = 1; next } { print }' \
+    "$work/run.hlog" >"$work/bad-interval.hlog"
+  grep -v '^Tag=queue_wait,' "$work/run.hlog" >"$work/bad-tag.hlog"
+
+  expect_caught "response_time count +1 in the JSON" "$work/run.hlog" "$work/bad-count.json" \
+    "run log untagged count"
+  expect_caught "one service_time interval dropped from the log" "$work/bad-interval.hlog" \
+    "$work/run.json" "run log Tag=service_time count"
+  expect_caught "p99 moved by 1% in the JSON" "$work/run.hlog" "$work/bad-p99.json" \
+    "run log untagged p99"
+  expect_caught "queue_wait missing from the log" "$work/bad-tag.hlog" "$work/run.json" \
+    "run log has every measured view"
+fi
 
 echo "interop: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
