@@ -7,7 +7,7 @@
 // Whatever it costs per request is a floor for every generator that sends the same requests
 // with the same waiting rule, punctual included:
 //   coarse  send whatever is due once per millisecond (wrk2's and h2load's rule);
-//   fine    sleep until each deadline (product.md's default mode), no spinning.
+//   fine    sleep until each deadline (the design's default mode), no spinning.
 //
 // Usage: floor_generator coarse|fine PORT RATE CONNECTIONS SECONDS   (127.0.0.1 only)
 // Prints one JSON line: planned, completed, sleeps.

@@ -1,4 +1,4 @@
-// 95% confidence intervals for percentiles, computed two ways (issue 4):
+// 95% confidence intervals for percentiles, computed two ways:
 //
 // - binomial: order statistics read off the whole-run histogram. For n samples and q = p/100,
 //   the ranks are l = floor(n*q - z*s) + 1 and u = floor(n*q + z*s) + 1 with s = sqrt(n*q*(1-q))

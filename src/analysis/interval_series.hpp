@@ -14,7 +14,7 @@
 
 namespace punctual::analysis {
 
-// The percentiles every report shows (product.md, JSON "percentiles_ns").
+// The percentiles every report shows (docs/report.schema.json, "percentiles_ns").
 inline constexpr std::array<double, 7> summary_percentiles{50, 75, 90, 99, 99.9, 99.99, 100};
 
 // Percentiles typed by users go through decimal text, so compare with a tolerance.

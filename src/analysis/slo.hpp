@@ -1,4 +1,4 @@
-// The SLO gate (issue 4): --slo expressions, their evaluation, and the exit code.
+// The SLO gate: --slo expressions, their evaluation, and the exit code.
 //
 //   p99<=200ms  p99.9<1s  p50<20ms   percentile of response time (and, apart, of service time)
 //   errors<=0.1%  errors==0          non-ok outcomes of logical requests, % of planned or a count
@@ -97,7 +97,7 @@ inline constexpr int exit_success = 0;
 inline constexpr int exit_slo_violated = 3;
 inline constexpr int exit_run_invalid = 4;
 
-// product.md's precedence below 2, 1 and 130 (which the caller decides first): 3 when service
+// the design's precedence below 2, 1 and 130 (which the caller decides first): 3 when service
 // time alone failed an SLO, else 4 when the run was invalid, else 3 when an SLO failed, else 0.
 int exit_code(bool validity_failed, bool any_slo_failed, bool any_service_time_failure) noexcept;
 

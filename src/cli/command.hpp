@@ -1,5 +1,5 @@
 // How subcommands plug into `punctual`: each one adds itself to the CLI11 app and, when chosen,
-// its runner returns the process exit code (product.md, "Exit codes").
+// its runner returns the process exit code (docs/design.md, "Exit codes").
 #pragma once
 
 #include <functional>

@@ -19,7 +19,7 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                        const analysis::interval_series& series);
 
-// product.md's precedence (after 2 and 1, which stop a run before it starts).
+// the design's precedence (after 2 and 1, which stop a run before it starts).
 int exit_code_for(const engine::run_result& r, const report::verdicts& v);
 
 

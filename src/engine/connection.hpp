@@ -1,6 +1,6 @@
 // One generator connection. States: closed -> connecting -> idle <-> busy; any failure goes back
 // to closed. A request can be bound to a connection while it connects: the connect time then
-// counts for that request, as product.md requires.
+// counts for that request, as docs/design.md requires.
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// Retries as a policy (issue 4): which failed attempts are retried, after what backoff, and how
+// Retries as a policy: which failed attempts are retried, after what backoff, and how
 // many retries a budget allows. A retried request stays one logical request: its response time
 // runs from the first attempt's intended time, and the --timeout deadline covers the chain.
 #pragma once

@@ -1,5 +1,5 @@
 // What a schedule is made of: the options that fully determine every intended time
-// (product.md, "A schedule is a pure function of the options and the seed").
+// (docs/design.md, "Workload models": a schedule is a pure function of the options and the seed).
 #pragma once
 
 #include <chrono>
@@ -58,7 +58,7 @@ std::optional<std::string> validate(const plan& p);
 // "constant arrivals, 2000 req/s", "poisson arrivals (seed 1), stages 10s:100,30s:5000".
 std::string describe(const plan& p);
 
-// Which worker of its shard owns global request `index` (product.md, "Sharding").
+// Which worker of its shard owns global request `index` (docs/design.md, "Workers and connections").
 constexpr std::uint32_t shard_of(std::uint64_t index, std::uint32_t shards) noexcept {
   return static_cast<std::uint32_t>(index % shards);
 }

@@ -1,5 +1,5 @@
 // The schedule unit in one include: intended times as a pure function of the options and the
-// seed (product.md, "Workload models", "Workers and connections", "Sharding").
+// seed (docs/design.md, "Workload models", "Workers and connections").
 #pragma once
 
 #include "schedule/exp_gap.hpp"

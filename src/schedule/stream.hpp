@@ -14,7 +14,7 @@
 namespace punctual::schedule {
 
 // The (global index, intended offset) pairs of one worker of this shard: global request i
-// belongs to shard i mod S and, within it, to worker (i div S) mod T (product.md, "Sharding").
+// belongs to shard i mod S and, within it, to worker (i div S) mod T (docs/design.md, "Workers and connections").
 // Constant arrivals compute each offset directly from its index; Poisson arrivals draw the whole
 // global sequence and skip the other workers' entries, so every worker and every shard sees the
 // identical sequence and the union over workers and shards is exactly the 1-process schedule.
