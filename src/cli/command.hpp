@@ -1,15 +1,10 @@
-// How subcommands plug into `punctual`: each one adds itself to the CLI11 app and, when chosen,
-// its runner returns the process exit code (docs/design.md, "Exit codes").
+// What every subcommand shares: the exit codes and the two errors that end a command early. Each
+// subcommand returns the process exit code (docs/design.md, "Exit codes").
 #pragma once
 
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-namespace CLI {
-class App;
-}
 
 namespace punctual::cli {
 
@@ -38,13 +33,5 @@ class run_error : public std::runtime_error {
 void set_command_line(int argc, char** argv);
 const std::vector<std::string>& command_line();
 
-using command_runner = std::function<int()>;
-
-// Each add_* registers a subcommand; the runner is stored in `chosen` when it is selected.
-void add_run_command(CLI::App& app, command_runner& chosen);
-void add_serve_command(CLI::App& app, command_runner& chosen);
-void add_demo_command(CLI::App& app, command_runner& chosen);
-void add_report_command(CLI::App& app, command_runner& chosen);
-void add_merge_command(CLI::App& app, command_runner& chosen);
 
 }  // namespace punctual::cli

@@ -2,7 +2,6 @@
 // stalls for 1 s in every 5 s is measured three ways; the truth comes from its stall log. The
 // conclusions are computed from the table (cli/demo_verdict), and the demo fails (exit 1) when
 // the open run misses the truth by more than the truth tests allow.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -87,6 +86,8 @@ nlohmann::ordered_json column_json(const hdr::histogram& h) {
   return j;
 }
 
+}  // namespace
+
 int demo_command(const std::string& json_path) {
   server::server_config sc;
   sc.stall_length = seconds(1);
@@ -136,13 +137,6 @@ int demo_command(const std::string& json_path) {
   return exit_ok;
 }
 
-}  // namespace
 
-void add_demo_command(CLI::App& app, command_runner& chosen) {
-  auto* cmd = app.add_subcommand("demo", "show coordinated omission against a stalling server (30 s)");
-  auto json_path = std::make_shared<std::string>("demo.json");
-  cmd->add_option("--json", *json_path, "where to write demo.json");
-  cmd->callback([&chosen, json_path] { chosen = [json_path] { return demo_command(*json_path); }; });
-}
 
 }  // namespace punctual::cli

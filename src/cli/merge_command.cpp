@@ -1,6 +1,5 @@
 // `punctual merge A.hlog B.hlog ... -o OUT.hlog`: interval-by-interval merge of interval logs
 // (several runs or the shards of one distributed run), written atomically.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,19 +14,13 @@
 
 #include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
+#include "cli/merge_command.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/log_merge.hpp"
 
 namespace punctual::cli {
 
 namespace {
-
-struct merge_command_options {
-  std::vector<std::string> inputs;
-  std::string output;
-  double unit_ratio = 0;  // 0: inferred from the inputs' max column
-  double tolerance_ms = 1.0;
-};
 
 // The max column holds max / ratio, so any interval with both non-zero tells the ratio the
 // input was written with; it is a power of ten in every writer we know of.
@@ -43,7 +36,9 @@ double infer_unit_ratio(const std::vector<hdr::interval_log>& logs) {
   return 1e6;
 }
 
-int merge(const merge_command_options& o) {
+}  // namespace
+
+int merge_command(const merge_command_options& o) {
   std::vector<hdr::interval_log> logs;
   for (const auto& path : o.inputs) {
     auto read = hdr::read_interval_log_file(path);
@@ -69,21 +64,6 @@ int merge(const merge_command_options& o) {
   return exit_ok;
 }
 
-}  // namespace
 
-void add_merge_command(CLI::App& app, command_runner& chosen) {
-  auto* cmd = app.add_subcommand(
-      "merge", "merge interval logs (.hlog) interval by interval into one log");
-  auto options = std::make_shared<merge_command_options>();
-  cmd->add_option("inputs", options->inputs, "interval logs to merge")->required();
-  cmd->add_option("-o,--output", options->output, "merged interval log to write")->required();
-  cmd->add_option("--unit-ratio", options->unit_ratio,
-                  "ratio for the max column (default: as in the inputs, else 1e6)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--tolerance-ms", options->tolerance_ms,
-                  "how far starts and lengths may differ and still align (default 1)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->callback([options, &chosen] { chosen = [options] { return merge(*options); }; });
-}
 
 }  // namespace punctual::cli

@@ -1,6 +1,5 @@
 // `punctual report FILE.hlog`: the merged percentile summary of one stream of an interval log,
 // as Java's HistogramLogProcessor would compute it, plus optional .hgrm and JSON outputs.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 
 #include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
+#include "cli/report_command.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/log_merge.hpp"
 #include "punctual/histogram/percentile_text.hpp"
@@ -19,14 +19,6 @@
 namespace punctual::cli {
 
 namespace {
-
-struct report_options {
-  std::string file;
-  std::string tag;
-  std::string hgrm_out;
-  std::string json_out;
-  double unit_ratio = 1e6;
-};
 
 struct percentile_point {
   const char* label;  // text and JSON key
@@ -116,7 +108,9 @@ std::string json_text(const report_options& o, const stream_summary& s) {
   return j.dump(2) + "\n";
 }
 
-int report(const report_options& o) {
+}  // namespace
+
+int report_command(const report_options& o) {
   const stream_summary s = summarise(o);
   const bool json_to_stdout = o.json_out == "-";
   write_text(json_to_stdout ? std::cerr : std::cout, o, s);
@@ -131,21 +125,6 @@ int report(const report_options& o) {
   return exit_ok;
 }
 
-}  // namespace
 
-void add_report_command(CLI::App& app, command_runner& chosen) {
-  auto* cmd = app.add_subcommand(
-      "report", "summarise one stream of an HdrHistogram interval log (.hlog), as Java's "
-                "HistogramLogProcessor does");
-  auto options = std::make_shared<report_options>();
-  cmd->add_option("file", options->file, "interval log to read")->required();
-  cmd->add_option("--tag", options->tag, "stream to summarise (default: the untagged one)");
-  cmd->add_option("--hgrm", options->hgrm_out, "write the percentile distribution (.hgrm) here");
-  cmd->add_option("--json", options->json_out, "write a JSON summary here ('-' for stdout)");
-  cmd->add_option("--unit-ratio", options->unit_ratio,
-                  "divide values by this for text and .hgrm (default 1e6: ns -> ms)")
-      ->check(CLI::PositiveNumber);
-  cmd->callback([options, &chosen] { chosen = [options] { return report(*options); }; });
-}
 
 }  // namespace punctual::cli

@@ -1,6 +1,5 @@
 #include "cli/run_command.hpp"
 
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <atomic>
@@ -63,34 +62,6 @@ void write_schedule_file(const run_setup& s, const std::string& path) {
   std::ostringstream out;
   schedule::write_schedule(out, *s.plan);
   write_file_atomically(path, out.str());
-}
-
-int run_command(const run_options& o, const std::vector<std::string>& command_line) {
-  const run_setup setup = build_run(o, command_line);
-  if (!o.schedule_out.empty()) {
-    if (!setup.plan) throw usage_error("--schedule-out: the closed model has no schedule");
-    write_schedule_file(setup, o.schedule_out);
-  }
-  analysis::interval_series series(analysis::slo_percentiles(setup.slos));
-  const engine::run_result r = perform_run(setup, o.hlog_out, &series);
-  const report::verdicts verdicts = judge(setup, r, series);
-  const bool json_to_stdout = o.json_out == "-";
-  std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
-  report::write_text(text_out, setup.description, r, verdicts, o.full_latency, o.full_service);
-  if (!o.json_out.empty()) {
-    std::ostringstream json;
-    report::write_json(json, setup.description, r, verdicts);
-    if (json_to_stdout) {
-      std::cout << json.str() << std::flush;
-    } else {
-      write_file_atomically(o.json_out, json.str());
-    }
-  }
-  if (!o.hgrm_out.empty()) {
-    write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(
-                                          r.measured.views[record::view::response_time]));
-  }
-  return exit_code_for(r, verdicts);
 }
 
 std::vector<double> worker_cpu_shares(const engine::run_result& r) {
@@ -181,15 +152,33 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
   return r;
 }
 
-void add_run_command(CLI::App& app, command_runner& chosen) {
-  auto* cmd = app.add_subcommand("run", "run a load test (open model by default)");
-  auto options = std::make_shared<run_options>();
-  add_run_options(*cmd, *options);
-  cmd->callback([&chosen, options] {
-    chosen = [options] {
-      return run_command(*options, command_line());
-    };
-  });
+
+int run_command(const run_options& o, const std::vector<std::string>& command_line) {
+  const run_setup setup = build_run(o, command_line);
+  if (!o.schedule_out.empty()) {
+    if (!setup.plan) throw usage_error("--schedule-out: the closed model has no schedule");
+    write_schedule_file(setup, o.schedule_out);
+  }
+  analysis::interval_series series(analysis::slo_percentiles(setup.slos));
+  const engine::run_result r = perform_run(setup, o.hlog_out, &series);
+  const report::verdicts verdicts = judge(setup, r, series);
+  const bool json_to_stdout = o.json_out == "-";
+  std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
+  report::write_text(text_out, setup.description, r, verdicts, o.full_latency, o.full_service);
+  if (!o.json_out.empty()) {
+    std::ostringstream json;
+    report::write_json(json, setup.description, r, verdicts);
+    if (json_to_stdout) {
+      std::cout << json.str() << std::flush;
+    } else {
+      write_file_atomically(o.json_out, json.str());
+    }
+  }
+  if (!o.hgrm_out.empty()) {
+    write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(
+                                          r.measured.views[record::view::response_time]));
+  }
+  return exit_code_for(r, verdicts);
 }
 
 }  // namespace punctual::cli

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli/atomic_file.hpp"
 #include "analysis/interval_series.hpp"
@@ -8,6 +9,10 @@
 #include "engine/run.hpp"
 
 namespace punctual::cli {
+
+// `punctual run`: builds the run, runs it, judges it and writes every report; returns the exit
+// code.
+int run_command(const run_options& o, const std::vector<std::string>& command_line);
 
 // Runs the load with SIGINT/SIGTERM ending the window early; writes the interval log to
 // `hlog_path` (if not empty) as the run goes, and feeds every interval to `series` (if given).
@@ -21,6 +26,5 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
 
 // the design's precedence (after 2 and 1, which stop a run before it starts).
 int exit_code_for(const engine::run_result& r, const report::verdicts& v);
-
 
 }  // namespace punctual::cli

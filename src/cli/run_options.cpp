@@ -1,6 +1,5 @@
 #include "cli/run_options.hpp"
 
-#include <CLI/CLI.hpp>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -126,67 +125,9 @@ schedule::plan build_plan(const run_options& o, const engine::run_config& c) {
   return p;
 }
 
-// CLI11 would wrap "-1" into a huge unsigned value; reject it with a readable message.
-std::function<std::string(const std::string&)> whole_number(unsigned long long minimum) {
-  return [minimum](const std::string& text) -> std::string {
-    unsigned long long v = 0;
-    const auto* end = text.data() + text.size();
-    const auto r = std::from_chars(text.data(), end, v);
-    if (r.ec != std::errc() || r.ptr != end || v < minimum) {
-      return "'" + text + "' is not a whole number >= " + std::to_string(minimum);
-    }
-    return {};
-  };
-}
 
 }  // namespace
 
-void add_run_options(CLI::App& cmd, run_options& o) {
-  cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/")->required();
-  cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
-  cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)")
-      ->check(whole_number(1));
-  cmd.add_option("-d,--duration", o.duration, "measured window: 30s, 2m, ... (default 10s)");
-  cmd.add_option("-R,--rate", o.rate, "requests per second: 2000, 2k, 1.5k (open model)");
-  cmd.add_option("--arrival", o.arrival, "constant (default) or poisson");
-  cmd.add_option("--stages", o.stages, "rate ramps, e.g. 10s:100,30s:5000,10s:5000 (-R: the starting rate)");
-  cmd.add_option("--seed", o.seed, "seed of the arrival process (default 1)")->check(whole_number(0));
-  cmd.add_option("--warmup", o.warmup, "run the same schedule for this long first, reported apart");
-  cmd.add_option("--schedule-out", o.schedule_out, "write every intended time to FILE");
-  cmd.add_option("--max-queue", o.max_queue, "drop due requests beyond N waiting per worker")
-      ->check(whole_number(0));
-  cmd.add_option("--timeout", o.timeout, "deadline from the intended time (default 10s)");
-  cmd.add_option("--connect-timeout", o.connect_timeout, "bound on one connect (default: --timeout)");
-  cmd.add_option("--precision", o.precision, "fine (default), spin or coarse");
-  cmd.add_flag("--no-keepalive", o.no_keepalive, "one request per connection");
-  cmd.add_option("-m,--method", o.method, "HTTP method (default GET)");
-  // Repeatable options take one value per use, so a URL after them stays the URL.
-  cmd.add_option("-H,--header", o.headers, "extra header 'Name: value' (repeatable)")
-      ->allow_extra_args(false);
-  cmd.add_option("--body", o.body, "request body");
-  cmd.add_option("--body-file", o.body_file, "request body from a file");
-  cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");
-  cmd.add_flag("-L,--latency", o.full_latency, "print the full response-time distribution");
-  cmd.add_flag("-U", o.full_service, "print the full service-time distribution");
-  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("empty file name") : std::string(); });
-  cmd.add_option("--hlog", o.hlog_out, "write an HdrHistogram interval log to FILE");
-  cmd.add_option("--hgrm", o.hgrm_out, "write the response-time .hgrm to FILE");
-  cmd.add_option("--model", o.model, "open (default) or closed");
-  cmd.add_option("--think", o.think, "closed model: pause between a response and the next request");
-  cmd.add_option("--expected-interval", o.expected_interval,
-                 "closed model: add a reconstructed view by expected-interval correction");
-  cmd.add_option("--slo", o.slos, "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99% (repeatable)")
-      ->allow_extra_args(false);
-  cmd.add_option("--slo-bound", o.slo_bound, "point (default) or upper: gate percentiles on the upper 95% bound");
-  cmd.add_flag("--allow-uncorrected", o.allow_uncorrected, "closed model: gate on uncorrected latency anyway");
-  cmd.add_option("--retries", o.retry.retries, "retry a failed request up to N times (default 0)")
-      ->check(whole_number(0));
-  cmd.add_option("--retry-on", o.retry.on, "what to retry: 5xx,429,timeout,reset,connect (default all but timeout)");
-  cmd.add_option("--retry-backoff", o.retry.backoff, "exp:BASE..CAP, full jitter (default exp:50ms..2s)");
-  cmd.add_option("--retry-budget", o.retry.budget, "cap retries at this share of first attempts, e.g. 10%");
-  cmd.add_option("--attempt-timeout", o.retry.attempt_timeout, "deadline of one attempt, from when it was due (retry-on timeout)");
-}
 
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line) {
   check_shape(o);

@@ -11,10 +11,6 @@
 #include "report/run_report.hpp"
 #include "schedule/plan.hpp"
 
-namespace CLI {
-class App;
-}
-
 namespace punctual::cli {
 
 // The raw option values, as typed (parsed and checked by build_run()).
@@ -52,8 +48,6 @@ struct run_options {
   bool allow_uncorrected = false;
   retry_texts retry;
 };
-
-void add_run_options(CLI::App& cmd, run_options& o);
 
 struct run_setup {
   engine::run_config config;

@@ -2,7 +2,6 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "cli/serve_command.hpp"
 #include "cli/units.hpp"
 #include "server/server.hpp"
 
@@ -20,17 +20,6 @@ namespace punctual::cli {
 namespace {
 
 using std::chrono::nanoseconds;
-
-struct serve_options {
-  server::server_config config;
-  std::string service_text;
-  std::string stall_text;
-  std::string stall_at_text;
-  std::string duration_text;
-  std::vector<std::string> fault_texts;
-  std::string idle_close_text;
-  std::string mark_late_text;
-};
 
 void parse_service_time(const std::string& text, server::server_config& config) {
   std::string_view value = text;
@@ -103,8 +92,10 @@ server::server_config finish_config(serve_options& o) {
   return o.config;
 }
 
+}  // namespace
+
 // Signals are taken synchronously (sigtimedwait) so stopping runs in a normal thread context.
-int serve(serve_options& options) {
+int serve_command(serve_options& options) {
   const server::server_config config = finish_config(options);
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -135,46 +126,6 @@ int serve(serve_options& options) {
   }
   srv->wait();
   return interrupted ? exit_interrupted : exit_ok;
-}
-
-}  // namespace
-
-void add_serve_command(CLI::App& app, command_runner& chosen) {
-  auto options = std::make_shared<serve_options>();
-  auto& c = options->config;
-  CLI::App* cmd = app.add_subcommand("serve", "run the stalling HTTP test server");
-  cmd->add_option("--host", c.host, "address to listen on (127.0.0.1, ::1, ...)")
-      ->capture_default_str();
-  c.port = 8080;
-  cmd->add_option("--port", c.port, "port; 0 picks a free one (printed on stdout)")
-      ->capture_default_str();
-  cmd->add_option("--threads", c.threads, "event-loop threads")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  cmd->add_option("--service-time", options->service_text,
-                  "delay before each response: fixed (200us) or exponential (exp:200us)");
-  cmd->add_option("--seed", c.seed, "seed of exponential service times and of faults")->capture_default_str();
-  cmd->add_option("--body-size", c.body_size, "bytes of the response body")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{64} << 20))
-      ->capture_default_str();
-  cmd->add_option("--stall", options->stall_text,
-                  "LEN/PERIOD: stop answering for the last LEN of every PERIOD (e.g. 2s/10s)");
-  cmd->add_option("--stall-at", options->stall_at_text,
-                  "START:LEN,...: stall windows from server start (e.g. 3s:1s,7s:500ms)");
-  cmd->add_option("--stall-log", c.stall_log_path, "write one JSON line per stall taken");
-  cmd->add_option("--arrival-log", c.arrival_log_path,
-                  "write '<arrival_mono_ns> <answered_mono_ns>' per request at exit");
-  cmd->add_option("--duration", options->duration_text, "stop by itself after this long");
-  cmd->add_option("--fault", options->fault_texts,
-                  "KIND:FRACTION (repeatable): that fraction of requests gets the fault; KIND is "
-                  "reset[=N], garbage, close-delimited, huge-headers, trickle, continue, chunked, "
-                  "http10, close-after, never, 503 or 429")
-      ->allow_extra_args(false);
-  cmd->add_option("--idle-close", options->idle_close_text,
-                  "close keep-alive connections idle for this long");
-  cmd->add_option("--mark-late", options->mark_late_text,
-                  "answer '299 Late' when a response is due this long or more after its request");
-  cmd->callback([options, &chosen] { chosen = [options] { return serve(*options); }; });
 }
 
 }  // namespace punctual::cli

@@ -10,16 +10,15 @@
 #include <vector>
 
 #include "punctual/histogram/codec.hpp"
+#include "test_files.hpp"
 
 namespace punctual::hdr {
 namespace {
 
 std::string read_text(const std::string& name) {
-  std::ifstream in(std::string(PUNCTUAL_TEST_DATA) + "/hdrhistogram/" + name, std::ios::binary);
-  EXPECT_TRUE(in) << name;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  const std::string text = test::read_file(test::golden_dir + name);
+  EXPECT_FALSE(text.empty()) << name;
+  return text;
 }
 
 histogram merged_golden_log() {

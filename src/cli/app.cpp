@@ -1,0 +1,237 @@
+// The command line: every option of every subcommand, parsed with CLI11. The only file that
+// includes CLI11 (each including file paid ~6 s of compile time for it); the subcommands
+// themselves take plain option structs.
+#include "cli/app.hpp"
+
+#include <CLI/CLI.hpp>
+#include <sys/resource.h>
+
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "cli/command.hpp"
+#include "cli/demo_command.hpp"
+#include "cli/merge_command.hpp"
+#include "cli/report_command.hpp"
+#include "cli/run_command.hpp"
+#include "cli/serve_command.hpp"
+
+namespace punctual::cli {
+namespace {
+
+using command_runner = std::function<int()>;
+
+// CLI11 would wrap "-1" into a huge unsigned value; reject it with a readable message.
+std::function<std::string(const std::string&)> whole_number(unsigned long long minimum) {
+  return [minimum](const std::string& text) -> std::string {
+    unsigned long long v = 0;
+    const auto* end = text.data() + text.size();
+    const auto r = std::from_chars(text.data(), end, v);
+    if (r.ec != std::errc() || r.ptr != end || v < minimum) {
+      return "'" + text + "' is not a whole number >= " + std::to_string(minimum);
+    }
+    return {};
+  };
+}
+
+void add_run_options(CLI::App& cmd, run_options& o) {
+  cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/")->required();
+  cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
+  cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)")
+      ->check(whole_number(1));
+  cmd.add_option("-d,--duration", o.duration, "measured window: 30s, 2m, ... (default 10s)");
+  cmd.add_option("-R,--rate", o.rate, "requests per second: 2000, 2k, 1.5k (open model)");
+  cmd.add_option("--arrival", o.arrival, "constant (default) or poisson");
+  cmd.add_option("--stages", o.stages, "rate ramps, e.g. 10s:100,30s:5000,10s:5000 (-R: the starting rate)");
+  cmd.add_option("--seed", o.seed, "seed of the arrival process (default 1)")->check(whole_number(0));
+  cmd.add_option("--warmup", o.warmup, "run the same schedule for this long first, reported apart");
+  cmd.add_option("--schedule-out", o.schedule_out, "write every intended time to FILE");
+  cmd.add_option("--max-queue", o.max_queue, "drop due requests beyond N waiting per worker")
+      ->check(whole_number(0));
+  cmd.add_option("--timeout", o.timeout, "deadline from the intended time (default 10s)");
+  cmd.add_option("--connect-timeout", o.connect_timeout, "bound on one connect (default: --timeout)");
+  cmd.add_option("--precision", o.precision, "fine (default), spin or coarse");
+  cmd.add_flag("--no-keepalive", o.no_keepalive, "one request per connection");
+  cmd.add_option("-m,--method", o.method, "HTTP method (default GET)");
+  // Repeatable options take one value per use, so a URL after them stays the URL.
+  cmd.add_option("-H,--header", o.headers, "extra header 'Name: value' (repeatable)")
+      ->allow_extra_args(false);
+  cmd.add_option("--body", o.body, "request body");
+  cmd.add_option("--body-file", o.body_file, "request body from a file");
+  cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");
+  cmd.add_flag("-L,--latency", o.full_latency, "print the full response-time distribution");
+  cmd.add_flag("-U", o.full_service, "print the full service-time distribution");
+  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("empty file name") : std::string(); });
+  cmd.add_option("--hlog", o.hlog_out, "write an HdrHistogram interval log to FILE");
+  cmd.add_option("--hgrm", o.hgrm_out, "write the response-time .hgrm to FILE");
+  cmd.add_option("--model", o.model, "open (default) or closed");
+  cmd.add_option("--think", o.think, "closed model: pause between a response and the next request");
+  cmd.add_option("--expected-interval", o.expected_interval,
+                 "closed model: add a reconstructed view by expected-interval correction");
+  cmd.add_option("--slo", o.slos, "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99% (repeatable)")
+      ->allow_extra_args(false);
+  cmd.add_option("--slo-bound", o.slo_bound, "point (default) or upper: gate percentiles on the upper 95% bound");
+  cmd.add_flag("--allow-uncorrected", o.allow_uncorrected, "closed model: gate on uncorrected latency anyway");
+  cmd.add_option("--retries", o.retry.retries, "retry a failed request up to N times (default 0)")
+      ->check(whole_number(0));
+  cmd.add_option("--retry-on", o.retry.on, "what to retry: 5xx,429,timeout,reset,connect (default all but timeout)");
+  cmd.add_option("--retry-backoff", o.retry.backoff, "exp:BASE..CAP, full jitter (default exp:50ms..2s)");
+  cmd.add_option("--retry-budget", o.retry.budget, "cap retries at this share of first attempts, e.g. 10%");
+  cmd.add_option("--attempt-timeout", o.retry.attempt_timeout, "deadline of one attempt, from when it was due (retry-on timeout)");
+}
+
+void add_run_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand("run", "run a load test (open model by default)");
+  auto options = std::make_shared<run_options>();
+  add_run_options(*cmd, *options);
+  cmd->callback([&chosen, options] {
+    chosen = [options] {
+      return run_command(*options, command_line());
+    };
+  });
+}
+
+void add_serve_command(CLI::App& app, command_runner& chosen) {
+  auto options = std::make_shared<serve_options>();
+  auto& c = options->config;
+  CLI::App* cmd = app.add_subcommand("serve", "run the stalling HTTP test server");
+  cmd->add_option("--host", c.host, "address to listen on (127.0.0.1, ::1, ...)")
+      ->capture_default_str();
+  c.port = 8080;
+  cmd->add_option("--port", c.port, "port; 0 picks a free one (printed on stdout)")
+      ->capture_default_str();
+  cmd->add_option("--threads", c.threads, "event-loop threads")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  cmd->add_option("--service-time", options->service_text,
+                  "delay before each response: fixed (200us) or exponential (exp:200us)");
+  cmd->add_option("--seed", c.seed, "seed of exponential service times and of faults")->capture_default_str();
+  cmd->add_option("--body-size", c.body_size, "bytes of the response body")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{64} << 20))
+      ->capture_default_str();
+  cmd->add_option("--stall", options->stall_text,
+                  "LEN/PERIOD: stop answering for the last LEN of every PERIOD (e.g. 2s/10s)");
+  cmd->add_option("--stall-at", options->stall_at_text,
+                  "START:LEN,...: stall windows from server start (e.g. 3s:1s,7s:500ms)");
+  cmd->add_option("--stall-log", c.stall_log_path, "write one JSON line per stall taken");
+  cmd->add_option("--arrival-log", c.arrival_log_path,
+                  "write '<arrival_mono_ns> <answered_mono_ns>' per request at exit");
+  cmd->add_option("--duration", options->duration_text, "stop by itself after this long");
+  cmd->add_option("--fault", options->fault_texts,
+                  "KIND:FRACTION (repeatable): that fraction of requests gets the fault; KIND is "
+                  "reset[=N], garbage, close-delimited, huge-headers, trickle, continue, chunked, "
+                  "http10, close-after, never, 503 or 429")
+      ->allow_extra_args(false);
+  cmd->add_option("--idle-close", options->idle_close_text,
+                  "close keep-alive connections idle for this long");
+  cmd->add_option("--mark-late", options->mark_late_text,
+                  "answer '299 Late' when a response is due this long or more after its request");
+  cmd->callback([options, &chosen] { chosen = [options] { return serve_command(*options); }; });
+}
+
+void add_demo_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand("demo", "show coordinated omission against a stalling server (30 s)");
+  auto json_path = std::make_shared<std::string>("demo.json");
+  cmd->add_option("--json", *json_path, "where to write demo.json");
+  cmd->callback([&chosen, json_path] { chosen = [json_path] { return demo_command(*json_path); }; });
+}
+
+void add_report_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand(
+      "report", "summarise one stream of an HdrHistogram interval log (.hlog), as Java's "
+                "HistogramLogProcessor does");
+  auto options = std::make_shared<report_options>();
+  cmd->add_option("file", options->file, "interval log to read")->required();
+  cmd->add_option("--tag", options->tag, "stream to summarise (default: the untagged one)");
+  cmd->add_option("--hgrm", options->hgrm_out, "write the percentile distribution (.hgrm) here");
+  cmd->add_option("--json", options->json_out, "write a JSON summary here ('-' for stdout)");
+  cmd->add_option("--unit-ratio", options->unit_ratio,
+                  "divide values by this for text and .hgrm (default 1e6: ns -> ms)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([options, &chosen] { chosen = [options] { return report_command(*options); }; });
+}
+
+void add_merge_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand(
+      "merge", "merge interval logs (.hlog) interval by interval into one log");
+  auto options = std::make_shared<merge_command_options>();
+  cmd->add_option("inputs", options->inputs, "interval logs to merge")->required();
+  cmd->add_option("-o,--output", options->output, "merged interval log to write")->required();
+  cmd->add_option("--unit-ratio", options->unit_ratio,
+                  "ratio for the max column (default: as in the inputs, else 1e6)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tolerance-ms", options->tolerance_ms,
+                  "how far starts and lengths may differ and still align (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([options, &chosen] { chosen = [options] { return merge_command(*options); }; });
+}
+
+int fail(int code, const char* what) {
+  std::fprintf(stderr, "punctual: %s\n", what);
+  return code;
+}
+
+bool is_subcommand(const CLI::App& app, const std::string& name) {
+  for (const auto* sub : app.get_subcommands({})) {
+    if (sub->get_name() == name) return true;
+  }
+  return false;
+}
+
+// Every connection is a descriptor: take the whole hard limit up front (as wrk users would with
+// ulimit -n), so -c is bounded only by what the system allows.
+void raise_descriptor_limit() noexcept {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
+}  // namespace
+
+int run_app(int argc, char** argv) {
+  CLI::App app{"punctual: an open-loop HTTP load generator whose latency numbers can be trusted"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "punctual 0.1.0");
+  set_command_line(argc, argv);
+  raise_descriptor_limit();
+  command_runner chosen;
+  add_run_command(app, chosen);
+  add_serve_command(app, chosen);
+  add_demo_command(app, chosen);
+  add_report_command(app, chosen);
+  add_merge_command(app, chosen);
+  if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
+    const std::string message = std::string("unknown command '") + argv[1] +
+                                "' (expected run, serve, demo, report or merge)";
+    return fail(exit_usage, message.c_str());
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(exit_usage, e.what());
+  }
+  try {
+    return chosen ? chosen() : fail(exit_usage, "no command given");
+  } catch (const usage_error& e) {
+    return fail(exit_usage, e.what());
+  } catch (const run_error& e) {
+    return fail(exit_run_failed, e.what());
+  } catch (const std::exception& e) {
+    return fail(exit_run_failed, e.what());
+  }
+}
+
+}  // namespace punctual::cli
