@@ -56,12 +56,15 @@ def matrix(full):
         return [dict(rate=r, arrival=a, threads=t, connections=c)
                 for r, a, c, t in itertools.product((1000, 5000), ("constant", "poisson"),
                                                     (4, 64), (1, 2))]
-    # Every value at least once, each workload with -t1 and -t2 so they can be compared. The
-    # 5000 req/s, 4-connection cases run only with FULL=1: ~4000 requests queue in the generator
-    # during the stall and drain one round trip at a time, which the truth model (instant drain)
-    # does not include; on a loaded 2-core machine that drain alone exceeds the p90 tolerance.
+    # Each workload with -t1 and -t2 so they can be compared. The truth model drains the backlog
+    # a stall leaves instantly; really it drains one round trip per connection at a time, and
+    # only the server-observed check includes that. At 5000 req/s the 4000 requests queued by an
+    # 800 ms stall take ~60 ms to drain even over 64 connections, which puts p90 at truth + 20-30
+    # ms against a tolerance of 30 ms (measured here: 519-534 ms for a truth of 504 ms, one run in
+    # ~9 over the limit), so those cases run only with FULL=1. The default matrix takes Poisson at
+    # 3000 req/s over 64 connections (a 2400-request backlog: p90 at truth + 8-14 ms).
     return [dict(rate=1000, arrival="constant", threads=t, connections=4) for t in (1, 2)] + \
-           [dict(rate=5000, arrival="poisson", threads=t, connections=64) for t in (1, 2)]
+           [dict(rate=3000, arrival="poisson", threads=t, connections=64) for t in (1, 2)]
 
 
 def run_one(binary, cfg, tally):
