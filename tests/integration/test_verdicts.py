@@ -269,13 +269,20 @@ def starved_by_cpu_hog(binary, nginx):
     20,000 req/s, so it falls far behind. The run must exit 4 and name the gating checks that
     caught it: send lag at p99, and usually the schedule not kept. (The deadline is short so that
     the backlog times out quickly once the hog is gone; the connects get their own.)"""
-    hog = subprocess.Popen(["timeout", "3.3", "taskset", "-c", "1", "/bin/sh", "-c", "while :; do :; done"])
+    # Its own session, so the whole group (timeout and the shell under it) is killed at the end
+    # even if the run ends early; `timeout` bounds it if this script itself dies.
+    hog = subprocess.Popen(["timeout", "3.3", "taskset", "-c", "1", "/bin/sh", "-c", "while :; do :; done"],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         result = run(binary, ["-t1", "-c20", "-R20000", "-d3s", "--timeout", "200ms",
                               "--connect-timeout", "5s"], nginx.url("/"),
                      prefix=["nice", "-n", "19", "taskset", "-c", "1"])
     finally:
-        hog.kill()
+        try:
+            os.killpg(hog.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         hog.wait()
     report = expect_exit(result, 4)
     failed = [c["name"] for c in report["validity"]["checks"] if c["level"] == "gating" and not c["pass"]]
