@@ -32,6 +32,7 @@ class event_loop {
  private:
   int epoll_fd_ = -1;
   std::uint64_t sleeps_ = 0;
+  bool pwait2_missing_ = false;  // epoll_pwait2 failed with ENOSYS: epoll_wait from then on
 };
 
 }  // namespace punctual::net
