@@ -19,15 +19,6 @@ constexpr std::string_view default_backoff = "exp:50ms..2s";
 // More retries than this is a storm, not a policy: 3 retries at each of 5 layers is 243x.
 constexpr std::uint32_t max_retries = 100;
 
-std::string cause_list(std::uint32_t mask) {
-  std::string out;
-  for (std::size_t i = 0; i < record::retry_cause_count; ++i) {
-    if (!((mask >> i) & 1U)) continue;
-    if (!out.empty()) out += ',';
-    out += record::retry_cause_names[i];
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -73,14 +64,14 @@ std::optional<double> try_parse_percent(std::string_view text) noexcept {
   return v / 100;
 }
 
-engine::retry_policy build_retry_policy(const retry_texts& t, nanoseconds timeout,
+run::retry_policy build_retry_policy(const retry_texts& t, nanoseconds timeout,
                                         std::uint64_t seed, bool open_model) {
   const bool tuned = !t.on.empty() || !t.backoff.empty() || !t.budget.empty() ||
                      !t.attempt_timeout.empty();
   if (t.retries == 0 && tuned) {
     throw usage_error("--retry-on, --retry-backoff, --retry-budget and --attempt-timeout need --retries N");
   }
-  engine::retry_policy p;
+  run::retry_policy p;
   p.seed = seed;
   if (t.retries == 0) return p;
   if (!open_model) throw usage_error("--retries: the closed model has no schedule to retry within (use --model open)");
@@ -120,21 +111,5 @@ engine::retry_policy build_retry_policy(const retry_texts& t, nanoseconds timeou
   return p;
 }
 
-std::string describe(const engine::retry_policy& p) {
-  if (!p.enabled()) return "none";
-  std::string text = "up to " + std::to_string(p.retries) + (p.retries == 1 ? " retry" : " retries") +
-                     " on " + cause_list(p.on) + ", backoff exp " +
-                     analysis::duration_text(p.backoff_base) + ".." +
-                     analysis::duration_text(p.backoff_cap) + " with full jitter";
-  if (p.attempt_timeout.count() > 0) {
-    text += ", " + analysis::duration_text(p.attempt_timeout) + " per attempt";
-  }
-  if (p.budget >= 0) {
-    char share[32];
-    std::snprintf(share, sizeof share, "%g%%", p.budget * 100);
-    text += std::string(", budget ") + share + " of first attempts";
-  }
-  return text;
-}
 
 }  // namespace punctual::cli

@@ -9,7 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "engine/retry.hpp"
+#include "run/config.hpp"
+#include "run/describe.hpp"  // describe(policy), the policy in words
 
 namespace punctual::cli {
 
@@ -34,10 +35,9 @@ struct retry_texts {
 };
 
 // Checks the texts against each other and the chain's --timeout; throws usage_error.
-engine::retry_policy build_retry_policy(const retry_texts& t, std::chrono::nanoseconds timeout,
+run::retry_policy build_retry_policy(const retry_texts& t, std::chrono::nanoseconds timeout,
                                         std::uint64_t seed, bool open_model);
 
 // "up to 3 retries on 5xx,reset after exp backoff 50ms..2s with full jitter, budget 10%"
-std::string describe(const engine::retry_policy& p);
 
 }  // namespace punctual::cli

@@ -60,7 +60,7 @@ void write_interval(hdr::interval_log_writer& log, std::int64_t index, const rec
 
 void write_schedule_file(const run_setup& s, const std::string& path) {
   std::ostringstream out;
-  schedule::write_schedule(out, *s.plan);
+  schedule::write_schedule(out, *s.config.plan);
   write_file_atomically(path, out.str());
 }
 
@@ -75,8 +75,9 @@ std::vector<double> worker_cpu_shares(const engine::run_result& r) {
 
 // The send gaps to fit, for a Poisson run at one fixed rate (stages change the rate mid-run).
 const hdr::histogram* poisson_gaps(const run_setup& setup, const engine::run_result& r) {
-  const bool fixed_poisson = setup.plan && setup.plan->arrival == schedule::arrival_kind::poisson &&
-                             setup.plan->stages.empty();
+  const auto& plan = setup.config.plan;
+  const bool fixed_poisson =
+      plan && plan->arrival == schedule::arrival_kind::poisson && plan->stages.empty();
   return fixed_poisson ? &r.send_gaps : nullptr;
 }
 
@@ -89,7 +90,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
   const auto slo_ps = analysis::slo_percentiles(setup.slos);
   v.validity = analysis::check_validity({.views = views,
                                          .counts = r.measured.counts,
-                                         .rate_per_s = setup.description.rate_per_s,
+                                         .rate_per_s = setup.config.rate_per_s(),
                                          .connections = setup.config.connections,
                                          .worker_cpu_shares = worker_cpu_shares(r),
                                          .intervals = series,
@@ -97,19 +98,19 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .window = r.window,
                                          .poisson_send_gaps = poisson_gaps(setup, r),
                                          .threads = setup.config.threads,
-                                         .load = setup.plan ? &r.load : nullptr});
+                                         .load = setup.config.plan ? &r.load : nullptr});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }
   if (!setup.slos.empty()) {
     std::optional<hdr::histogram> rec;
-    if (setup.description.expected_interval) rec = report::reconstructed(r, *setup.description.expected_interval);
+    if (setup.config.expected_interval) rec = report::reconstructed(r, *setup.config.expected_interval);
     v.slo = analysis::evaluate_slos(
         setup.slos, {.views = views,
                      .counts = r.measured.counts,
                      .intervals = series,
                      .bound = setup.slo_bound,
-                     .closed_model = setup.config.model == engine::model_kind::closed,
+                     .closed_model = setup.config.model == run::model_kind::closed,
                      .reconstructed = rec ? &*rec : nullptr,
                      .allow_uncorrected = setup.allow_uncorrected});
   }
@@ -125,7 +126,7 @@ int exit_code_for(const engine::run_result& r, const report::verdicts& v) {
 
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
                                analysis::interval_series* series) {
-  engine::load_run run(setup.config, setup.plan);
+  engine::load_run run(setup.config);
   std::ostringstream hlog_text;
   std::unique_ptr<hdr::interval_log_writer> log;
   const auto sink = [&](std::int64_t index, const record::view_set& v) {
@@ -156,7 +157,7 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
 int run_command(const run_options& o, const std::vector<std::string>& command_line) {
   const run_setup setup = build_run(o, command_line);
   if (!o.schedule_out.empty()) {
-    if (!setup.plan) throw usage_error("--schedule-out: the closed model has no schedule");
+    if (!setup.config.plan) throw usage_error("--schedule-out: the closed model has no schedule");
     write_schedule_file(setup, o.schedule_out);
   }
   analysis::interval_series series(analysis::slo_percentiles(setup.slos));
@@ -164,10 +165,10 @@ int run_command(const run_options& o, const std::vector<std::string>& command_li
   const report::verdicts verdicts = judge(setup, r, series);
   const bool json_to_stdout = o.json_out == "-";
   std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
-  report::write_text(text_out, setup.description, r, verdicts, o.full_latency, o.full_service);
+  report::write_text(text_out, setup.config, r, verdicts, o.full_latency, o.full_service);
   if (!o.json_out.empty()) {
     std::ostringstream json;
-    report::write_json(json, setup.description, r, verdicts);
+    report::write_json(json, setup.config, r, verdicts);
     if (json_to_stdout) {
       std::cout << json.str() << std::flush;
     } else {

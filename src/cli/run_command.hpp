@@ -7,6 +7,7 @@
 #include "analysis/interval_series.hpp"
 #include "cli/run_options.hpp"
 #include "engine/run.hpp"
+#include "report/run_report.hpp"
 
 namespace punctual::cli {
 

@@ -17,10 +17,10 @@
 namespace punctual::cli {
 namespace {
 
-engine::precision_mode parse_precision(const std::string& text) {
-  if (text == "fine") return engine::precision_mode::fine;
-  if (text == "spin") return engine::precision_mode::spin;
-  if (text == "coarse") return engine::precision_mode::coarse;
+run::precision_mode parse_precision(const std::string& text) {
+  if (text == "fine") return run::precision_mode::fine;
+  if (text == "spin") return run::precision_mode::spin;
+  if (text == "coarse") return run::precision_mode::coarse;
   throw usage_error("--precision: '" + text + "' is not a mode (expected fine, spin or coarse)");
 }
 
@@ -106,7 +106,7 @@ http::request_spec build_request(const run_options& o, const http::url& target) 
   return spec;
 }
 
-schedule::plan build_plan(const run_options& o, const engine::run_config& c) {
+schedule::plan build_plan(const run_options& o, const run::config& c) {
   schedule::plan p;
   p.arrival = o.arrival == "poisson" ? schedule::arrival_kind::poisson : schedule::arrival_kind::constant;
   if (!o.rate.empty()) p.rate_per_s = parse_rate("-R/--rate", o.rate);
@@ -152,7 +152,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   c.max_queue = o.max_queue;
   c.precision = parse_precision(o.precision);
   c.keep_alive = !o.no_keepalive;
-  c.model = o.model == "closed" ? engine::model_kind::closed : engine::model_kind::open;
+  c.model = o.model == "closed" ? run::model_kind::closed : run::model_kind::open;
   for (const auto& r : parse_status_ranges("--expect-status", o.expect_status)) {
     for (int code = r.low; code <= r.high; ++code) c.expected_status.set(static_cast<std::size_t>(code));
   }
@@ -162,21 +162,11 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   std::string error;
   if (!net::resolve(target.value->host, target.value->port, c.target, error)) throw usage_error(error);
 
-  auto& d = s.description;
-  d.command_line = command_line;
-  d.target_url = http::to_string(*target.value);
-  d.model = o.model;
-  d.arrival = o.arrival;
-  d.seed = o.seed;
-  d.connections = c.connections;
-  d.threads = c.threads;
-  d.duration = c.duration;
-  d.warmup = c.warmup;
-  d.think = c.think;
-  d.precision = o.precision;
+  c.command_line = command_line;
+  c.target_url = http::to_string(*target.value);
   if (!o.expected_interval.empty()) {
-    d.expected_interval = parse_duration("--expected-interval", o.expected_interval);
-    if (d.expected_interval->count() <= 0) throw usage_error("--expected-interval: must be more than 0");
+    c.expected_interval = parse_duration("--expected-interval", o.expected_interval);
+    if (c.expected_interval->count() <= 0) throw usage_error("--expected-interval: must be more than 0");
   }
   for (const auto& text : o.slos) {
     try {
@@ -190,16 +180,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   }
   s.slo_bound = o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
   s.allow_uncorrected = o.allow_uncorrected;
-  c.retry = build_retry_policy(o.retry, c.timeout, o.seed, c.model == engine::model_kind::open);
-  if (c.retry.enabled()) {
-    d.retry = c.retry;
-    d.retry_text = describe(c.retry);
-  }
-  if (c.model == engine::model_kind::open) {
-    s.plan = build_plan(o, c);
-    d.schedule_text = schedule::describe(*s.plan);
-    if (s.plan->stages.empty()) d.rate_per_s = s.plan->rate_per_s;
-  }
+  c.retry = build_retry_policy(o.retry, c.timeout, o.seed, c.model == run::model_kind::open);
+  if (c.model == run::model_kind::open) c.plan = build_plan(o, c);
   return s;
 }
 

@@ -7,9 +7,7 @@
 
 #include "analysis/slo.hpp"
 #include "cli/retry_options.hpp"
-#include "engine/config.hpp"
-#include "report/run_report.hpp"
-#include "schedule/plan.hpp"
+#include "run/config.hpp"
 
 namespace punctual::cli {
 
@@ -50,9 +48,7 @@ struct run_options {
 };
 
 struct run_setup {
-  engine::run_config config;
-  std::optional<schedule::plan> plan;
-  report::run_description description;
+  run::config config;
   std::vector<analysis::slo_expression> slos;
   analysis::bound_mode slo_bound = analysis::bound_mode::point;
   bool allow_uncorrected = false;

@@ -1,32 +1,17 @@
-// Retries as a policy: which failed attempts are retried, after what backoff, and how
-// many retries a budget allows. A retried request stays one logical request: its response time
-// runs from the first attempt's intended time, and the --timeout deadline covers the chain.
+// Retries as a policy (run::retry_policy): the backoff before each retry and the budget that
+// caps how many there are.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 
+#include "engine/config.hpp"
 #include "record/outcome.hpp"
 
 namespace punctual::engine {
 
 using nanoseconds = std::chrono::nanoseconds;
-
-struct retry_policy {
-  std::uint32_t retries = 0;  // retries after the first attempt; 0 turns the policy off
-  std::uint32_t on = 0;       // a bit per record::retry_cause
-  nanoseconds backoff_base{50'000'000};
-  nanoseconds backoff_cap{2'000'000'000};
-  double budget = -1;          // retries per first attempt; negative: no budget
-  nanoseconds attempt_timeout{};  // 0: an attempt may use the whole chain's deadline
-  std::uint64_t seed = 1;
-
-  bool enabled() const noexcept { return retries > 0; }
-  bool retries_on(record::retry_cause c) const noexcept {
-    return (on >> record::index(c)) & 1U;
-  }
-};
 
 // Full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter"): retry k (1-based) waits
 // a uniform draw from [0, min(cap, base * 2^(k-1))]. The draw is a pure function of the seed,

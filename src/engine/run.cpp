@@ -32,14 +32,13 @@ record::view_set& slot(interval_map& pending, std::int64_t index) {
 
 }  // namespace
 
-load_run::load_run(const run_config& config, std::optional<schedule::plan> plan)
-    : config_(config), plan_(std::move(plan)) {
+load_run::load_run(const run_config& config) : config_(config) {
   const std::uint32_t threads = config.threads;
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.
     const std::uint32_t share = config.connections / threads + (w < config.connections % threads ? 1 : 0);
     workers_.push_back(std::make_unique<worker>(
-        config, config.model == model_kind::open ? &*plan_ : nullptr, w, share));
+        config, config.model == model_kind::open ? &*config.plan : nullptr, w, share));
   }
 }
 

@@ -14,31 +14,20 @@
 #include "engine/worker.hpp"
 #include "net/clock.hpp"
 #include "record/recorder.hpp"
+#include "run/result.hpp"
 #include "schedule/schedule.hpp"
 
 namespace punctual::engine {
 
-struct run_result {
-  record::phase measured;
-  record::phase warmup;
-  net::clock_mapping start;      // the schedule's start instant on both clocks
-  nanoseconds measure_start{};   // CLOCK_MONOTONIC start of the measured window
-  nanoseconds window{};          // the measured window actually run (shorter if interrupted)
-  nanoseconds elapsed{};         // from start to the end of the drain
-  bool interrupted = false;
-  std::uint32_t connections_opened = 0;
-  record::per_second_load load;  // the measured window's planned requests and attempts
-  hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
-  std::vector<worker_stats> workers;
-};
+using run_result = run::result;
 
 // Called on the coordinating thread for each finished interval, in order.
 using interval_sink = std::function<void(std::int64_t index, const record::view_set& views)>;
 
 class load_run {
  public:
-  // `plan` is required for the open model and ignored for the closed one.
-  load_run(const run_config& config, std::optional<schedule::plan> plan);
+  // config.plan is required for the open model and ignored for the closed one.
+  explicit load_run(const run_config& config);
 
   // Throws run_failure when no connection could be opened.
   run_result execute(const interval_sink& sink);
@@ -54,7 +43,6 @@ class load_run {
                std::int64_t& next_emit, const interval_sink& sink, bool final);
 
   const run_config& config_;
-  std::optional<schedule::plan> plan_;
   run_control control_;
   net::clock_mapping start_{};
   std::vector<std::unique_ptr<worker>> workers_;

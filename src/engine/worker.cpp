@@ -5,17 +5,13 @@
 
 #include <algorithm>
 
+#include "engine/pacer.hpp"
 #include "net/clock.hpp"
 
 namespace punctual::engine {
 namespace {
 
 constexpr std::uint64_t wake_token = ~std::uint64_t{0};
-// In spin mode the thread sleeps until this long before a deadline, then polls. Wake-ups here
-// land ~60 us late at p50 and ~125 us at p99, but ~1.4 ms at p99.9 (docs/design.md): a shorter
-// margin leaves that tail in the send lag. Above ~500 req/s per worker this means always spinning.
-constexpr nanoseconds spin_margin{2'000'000};
-constexpr nanoseconds coarse_tick{1'000'000};
 constexpr nanoseconds interrupt_drain{1'000'000'000};
 // Room for this many retries in backoff at once before the heap has to grow.
 constexpr std::size_t retry_reserve = 4096;
@@ -25,23 +21,9 @@ bool due_later(const record::request_times& a, const record::request_times& b) n
   return a.due > b.due;
 }
 
-// Below this, waiting for a deadline by polling costs less CPU than a sleep (~35 us per
-// sleep-and-wake here, docs/design.md), and lands on time instead of ~60 us late.
-constexpr nanoseconds spin_below{30'000};
-// A response waits unread for the next due wake-up only when that comes within this long.
-constexpr nanoseconds harvest_horizon{1'000'000};
 constexpr nanoseconds clock_remap{1'000'000};
 constexpr nanoseconds scan_reuse{250'000};
 constexpr nanoseconds free_scan_pause{20'000};
-// Fine mode wakes early (by the learnt lateness) only for waits at least this long.
-constexpr nanoseconds early_wake_above{200'000};
-constexpr nanoseconds max_early_wake{150'000};
-constexpr nanoseconds lateness_step{1'000};
-
-// The wake-up lateness class of a sleep: within the host's halt polling, up to 1 ms, longer.
-std::size_t lateness_class(nanoseconds sleep) noexcept {
-  return sleep < nanoseconds{200'000} ? 0 : sleep < nanoseconds{1'000'000} ? 1 : 2;
-}
 
 inline void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -55,17 +37,16 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
                std::uint32_t connections)
     : config_(config),
       deadlines_{config.timeout, config.retry.attempt_timeout},
+      // With constant arrivals every wait has the same length, so waking early for long waits
+      // only treats every send alike. Poisson gaps have every length, and a lateness that
+      // differs with the wait would distort the gaps the server sees (the poisson_send_gaps
+      // warning): there every wait wakes early, and the short ones are spun.
+      pacer_(config.precision, plan && plan->arrival != schedule::arrival_kind::constant),
       id_(id),
       connections_(connections),
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
-  // With constant arrivals every wait has the same length, so waking early for long waits only
-  // treats every send alike. Poisson gaps have every length, and a lateness that differs with
-  // the wait would distort the gaps the server sees (the poisson_send_gaps warning): there every
-  // wait wakes early, and the short ones are spun.
-  uneven_gaps_ = config.precision == precision_mode::fine && plan &&
-                 plan->arrival != schedule::arrival_kind::constant;
   if (config.retry.enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -92,6 +73,7 @@ bool worker::next_entry() noexcept {
 
 void worker::prepare(nanoseconds start) {
   start_ = start;
+  pacer_.set_origin(start);
   window_end_ = start + config_.warmup + config_.duration;
   // Attempts can still be sent until the last deadline of the drain.
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
@@ -366,78 +348,28 @@ nanoseconds worker::connection_wake(nanoseconds now) const noexcept {
   return wake;
 }
 
-nanoseconds worker::wait_for(nanoseconds now, nanoseconds wake_at) const noexcept {
-  const nanoseconds delta = wake_at - now;
-  switch (config_.precision) {
-    case precision_mode::spin:
-      return delta > spin_margin ? delta - spin_margin : nanoseconds{0};
-    case precision_mode::coarse: {
-      if (delta.count() == 0) return delta;
-      const nanoseconds since = wake_at - start_;
-      const nanoseconds tick = start_ + (since + coarse_tick - nanoseconds{1}) / coarse_tick * coarse_tick;
-      return std::max(tick - now, nanoseconds{0});
-    }
-    case precision_mode::fine:
-      break;
-  }
-  return delta;
-}
-
-// Responses need no wake-up of their own: a response's times are the kernel's receive stamps
-// (on_readable), so reading it at the next due wake-up loses nothing, and each wake-up saved
-// is ~35 us of CPU. When something is due within the horizon, the thread sleeps on a set
-// without the sockets, then collects whatever arrived without sleeping again. Not in the closed
-// model, nor while requests queue: there a response frees a connection that is needed at once;
-// nor while a request waits for its connection's connect or a blocked write.
+// Waits as the pacer plans. Responses may wait unread for the next due wake-up (their receive
+// stamps date them), except in the closed model and while requests queue (a response frees a
+// connection one of them needs) or a request waits on its connection's connect or blocked write.
 std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
-  const nanoseconds timeout = wait_for(now, next_wake(now));
-  const nanoseconds due = now + timeout;
   const bool can_defer =
       config_.model == model_kind::open && queue_.empty() && !conn_awaits_socket_;
-  nanoseconds sleep = timeout;
-  // Fine mode: a wake-up lands ~60 us late here (later after a longer sleep), so for a long
-  // enough wait the thread sets its timer that much early and spins the rest. Same sleeps,
-  // sends on time. With even gaps, shorter waits keep the late wake-up, which sends the next
-  // request too: spinning through them would cost a core.
-  if (config_.precision == precision_mode::fine && (uneven_gaps_ || timeout >= early_wake_above)) {
-    sleep -= wake_lateness_[lateness_class(timeout)];
+  const wait_plan w = pacer_.plan(now, next_wake(now), can_defer);
+  if (w.timer_sleep.count() > 0) {
+    tick_loop_.wait(events_, w.timer_sleep);
+    pacer_.learn(now + w.timer_sleep, w.timer_sleep, net::mono_now());
   }
-  if (sleep >= spin_below && sleep <= harvest_horizon && can_defer) {
-    tick_loop_.wait(events_, sleep);
-    learn_wake_lateness(now + sleep, sleep);
-    sleep = nanoseconds{0};
+  if (w.spin) {
+    while (net::mono_now() < w.due) spin_pause();
   }
-  if (sleep < spin_below) {
-    // Polling the clock rather than the sockets: a poll is a system call, and responses can
-    // wait for the deadline as they would in a sleep. Not while requests queue: a response
-    // frees the connection one of them needs.
-    if (can_defer) {
-      while (net::mono_now() < due) spin_pause();
-    }
-    sleep = nanoseconds{0};
-  }
-  const auto ready = loop_.wait(events_, sleep);
-  if (sleep.count() > 0 && ready.empty()) learn_wake_lateness(now + sleep, sleep);
+  const auto ready = loop_.wait(events_, w.socket_wait);
   const nanoseconds woke = net::mono_now();
+  if (w.socket_wait.count() > 0 && ready.empty()) pacer_.learn(now + w.socket_wait, w.socket_wait, woke);
   if (woke - clocks_mapped_at_ >= clock_remap) {
     to_mono_.refresh();
     clocks_mapped_at_ = woke;
   }
   return ready;
-}
-
-// A running median of how late timed wake-ups land, one per class of sleep length: on a KVM
-// guest a vCPU idle for longer than the host's halt-polling window (~200 us) wakes later. It is
-// learnt by the length actually slept (what the host sees) and looked up by the wait, which is
-// what is known before sleeping; keying both by the wait measured worse (KS 0.026-0.029 against
-// 0.020 for Poisson at 3000 req/s). One
-// step up or down per wake-up, so a rare millisecond-long hypervisor pause moves it by one
-// step, not by its length.
-void worker::learn_wake_lateness(nanoseconds target, nanoseconds slept) noexcept {
-  const nanoseconds late = net::mono_now() - target;
-  nanoseconds& estimate = wake_lateness_[lateness_class(slept)];
-  estimate += late > estimate ? lateness_step : -lateness_step;
-  estimate = std::clamp(estimate, nanoseconds{0}, max_early_wake);
 }
 
 bool worker::finished(nanoseconds now) const noexcept {

@@ -16,11 +16,13 @@
 #include "engine/config.hpp"
 #include "engine/connection.hpp"
 #include "engine/deadline.hpp"
+#include "engine/pacer.hpp"
 #include "engine/request_queue.hpp"
 #include "engine/retry.hpp"
 #include "net/clock.hpp"
 #include "net/event_loop.hpp"
 #include "record/recorder.hpp"
+#include "run/result.hpp"
 #include "schedule/schedule.hpp"
 
 namespace punctual::engine {
@@ -31,12 +33,7 @@ struct run_control {
   std::atomic<std::int64_t> interrupted_at_ns{0};  // CLOCK_MONOTONIC
 };
 
-struct worker_stats {
-  nanoseconds cpu{};
-  nanoseconds busy_wall{};
-  std::uint64_t sleeps = 0;
-  std::uint64_t wakeups = 0;
-};
+using worker_stats = run::worker_stats;
 
 class worker {
  public:
@@ -78,9 +75,7 @@ class worker {
   void time_out(const record::request_times& t, const attempt_ending& e, nanoseconds now);
   nanoseconds next_wake(nanoseconds now) const noexcept;
   nanoseconds connection_wake(nanoseconds now) const noexcept;
-  nanoseconds wait_for(nanoseconds now, nanoseconds wake_at) const noexcept;
   std::span<epoll_event> wait_for_work(nanoseconds now) noexcept;
-  void learn_wake_lateness(nanoseconds target, nanoseconds slept) noexcept;
   bool finished(nanoseconds now) const noexcept;
   void observe_interruption(const run_control& control, nanoseconds now) noexcept;
   void finish_unfinished();
@@ -106,6 +101,7 @@ class worker {
 
   const run_config& config_;
   const deadline_rule deadlines_;
+  pacer pacer_;
   std::uint32_t id_;
   std::optional<schedule::worker_stream> stream_;
   schedule::entry next_{};
@@ -123,9 +119,6 @@ class worker {
   mutable nanoseconds conn_scanned_at_{};
   mutable bool conn_awaits_socket_ = false;  // a request waits on a connect or a blocked write
   nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
-  // Typical lateness of a timed wake-up, by how long the sleep was (learn_wake_lateness).
-  std::array<nanoseconds, 3> wake_lateness_{};
-  bool uneven_gaps_ = false;  // fine mode, Poisson schedule: every wait wakes early (constructor)
   std::vector<connection> connections_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;

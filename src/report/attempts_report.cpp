@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/run_report.hpp"
+#include "run/describe.hpp"
 
 namespace punctual::report {
 namespace {
@@ -32,8 +33,8 @@ peak peak_second(const record::per_second_load& load) {
 
 }  // namespace
 
-void write_attempts_text(std::ostream& out, const run_description& d, const engine::run_result& r) {
-  if (!d.retry) return;
+void write_attempts_text(std::ostream& out, const run::config& config, const run::result& r) {
+  if (!config.retry.enabled()) return;
   const auto& c = r.measured.counts;
   const auto& a = c.attempts;
   const peak top = peak_second(r.load);
@@ -49,7 +50,7 @@ void write_attempts_text(std::ostream& out, const run_description& d, const engi
              a.past_deadline);
 }
 
-nlohmann::ordered_json attempts_json(const run_description& d, const engine::run_result& r) {
+nlohmann::ordered_json attempts_json(const run::config& config, const run::result& r) {
   using json = nlohmann::ordered_json;
   const auto& c = r.measured.counts;
   const auto& a = c.attempts;
@@ -64,7 +65,7 @@ nlohmann::ordered_json attempts_json(const run_description& d, const engine::run
            {"refused_by_budget", a.refused_by_budget},
            {"past_deadline", a.past_deadline},
            {"amplification", ratio(a.total, c.planned)}};
-  if (!d.retry) return doc;
+  if (!config.retry.enabled()) return doc;
   const peak top = peak_second(r.load);
   doc["amplification_max"] = top.amplification;
   // One entry per second from the window's start, through the drain's last attempt.
@@ -84,10 +85,10 @@ nlohmann::ordered_json attempts_json(const run_description& d, const engine::run
   return doc;
 }
 
-nlohmann::ordered_json retry_policy_json(const run_description& d) {
+nlohmann::ordered_json retry_policy_json(const run::config& config) {
   using json = nlohmann::ordered_json;
-  if (!d.retry) return json{{"retries", 0}};
-  const auto& p = *d.retry;
+  if (!config.retry.enabled()) return json{{"retries", 0}};
+  const auto& p = config.retry;
   json on = json::array();
   for (std::size_t i = 0; i < record::retry_cause_count; ++i) {
     if (p.retries_on(static_cast<record::retry_cause>(i))) on.push_back(record::retry_cause_names[i]);
@@ -98,7 +99,7 @@ nlohmann::ordered_json retry_policy_json(const run_description& d) {
                         {"cap_ns", p.backoff_cap.count()}}},
            {"budget", p.budget >= 0 ? json(p.budget) : json(nullptr)},
            {"attempt_timeout_ns", p.attempt_timeout.count() ? json(p.attempt_timeout.count()) : json(nullptr)},
-           {"description", d.retry_text}};
+           {"description", run::describe(p)}};
   return doc;
 }
 

@@ -1,12 +1,14 @@
 #include <nlohmann/json.hpp>
 
 #include "report/run_report.hpp"
+#include "run/describe.hpp"
+#include "schedule/plan.hpp"
 
 namespace punctual::report {
 
 // attempts_report.cpp
-nlohmann::ordered_json attempts_json(const run_description& d, const engine::run_result& r);
-nlohmann::ordered_json retry_policy_json(const run_description& d);
+nlohmann::ordered_json attempts_json(const run::config& c, const run::result& r);
+nlohmann::ordered_json retry_policy_json(const run::config& c);
 
 namespace {
 
@@ -60,7 +62,7 @@ json ci_json(const verdicts& v) {
   return json{{"ci", ci}, {"methods", methods}};
 }
 
-json latency_json(const engine::run_result& r, const run_description& d, const verdicts& verdict) {
+json latency_json(const run::result& r, const run::config& config, const verdicts& verdict) {
   json latency = json::object();
   const auto& c = r.measured.counts;
   for (std::size_t i = 0; i < record::view_count; ++i) {
@@ -72,31 +74,32 @@ json latency_json(const engine::run_result& r, const run_description& d, const v
   const json ci = ci_json(verdict);
   latency["response_time"]["percentiles_ci_ns"] = ci["ci"];
   latency["response_time"]["percentiles_ci_method"] = ci["methods"];
-  if (d.expected_interval) {
-    json rec = view_json(reconstructed(r, *d.expected_interval), c.censored);
+  if (config.expected_interval) {
+    json rec = view_json(reconstructed(r, *config.expected_interval), c.censored);
     rec["note"] = "reconstructed: samples added after the fact by expected-interval correction";
     latency["reconstructed"] = rec;
   }
   return latency;
 }
 
-json model_json(const run_description& d) {
-  json m{{"kind", d.model}};
-  if (d.model == "open") m["arrival"] = d.arrival;
-  m["rate_per_s"] = d.rate_per_s ? json(*d.rate_per_s) : json(nullptr);
-  m["connections"] = d.connections;
-  m["threads"] = d.threads;
-  m["seed"] = d.seed;
-  m["schedule"] = d.schedule_text;
-  if (d.model == "closed") m["think_ns"] = d.think.count();
-  m["precision"] = d.precision;
+json model_json(const run::config& c) {
+  json m{{"kind", run::name(c.model)}};
+  if (c.plan) m["arrival"] = run::name(c.plan->arrival);
+  const auto rate = c.rate_per_s();
+  m["rate_per_s"] = rate ? json(*rate) : json(nullptr);
+  m["connections"] = c.connections;
+  m["threads"] = c.threads;
+  m["seed"] = c.plan ? c.plan->seed : 1;
+  m["schedule"] = c.plan ? schedule::describe(*c.plan) : std::string();
+  if (c.model == run::model_kind::closed) m["think_ns"] = c.think.count();
+  m["precision"] = run::name(c.precision);
   return m;
 }
 
-json correction_json(const run_description& d) {
-  if (d.model == "open") return json{{"kind", "intended-start"}};
-  if (!d.expected_interval) return json{{"kind", "none"}};
-  return json{{"kind", "expected-interval"}, {"expected_interval_ns", d.expected_interval->count()}};
+json correction_json(const run::config& c) {
+  if (c.model == run::model_kind::open) return json{{"kind", "intended-start"}};
+  if (!c.expected_interval) return json{{"kind", "none"}};
+  return json{{"kind", "expected-interval"}, {"expected_interval_ns", c.expected_interval->count()}};
 }
 
 double per_second(std::uint64_t n, nanoseconds window) {
@@ -104,7 +107,7 @@ double per_second(std::uint64_t n, nanoseconds window) {
                             : 0.0;
 }
 
-json generator_json(const engine::run_result& r) {
+json generator_json(const run::result& r) {
   json workers = json::array();
   for (const auto& w : r.workers) {
     const double busy = static_cast<double>(w.busy_wall.count());
@@ -150,7 +153,7 @@ json slo_json(const verdicts& v) {
 
 }  // namespace
 
-void write_json(std::ostream& out, const run_description& d, const engine::run_result& r,
+void write_json(std::ostream& out, const run::config& config, const run::result& r,
                 const verdicts& v) {
   const auto& c = r.measured.counts;
   json socket_errors = json::object();
@@ -163,15 +166,15 @@ void write_json(std::ostream& out, const run_description& d, const engine::run_r
   }
   json doc{{"schema_version", schema_version},
            {"punctual", {{"version", "0.1.0"}}},
-           {"command_line", d.command_line},
-           {"target", d.target_url},
-           {"model", model_json(d)},
-           {"correction", correction_json(d)},
+           {"command_line", config.command_line},
+           {"target", config.target_url},
+           {"model", model_json(config)},
+           {"correction", correction_json(config)},
            {"schedule",
             {{"start_unix_ns", r.start.unix.count()},
              {"start_mono_ns", r.start.mono.count()},
-             {"warmup_ns", d.warmup.count()},
-             {"duration_ns", d.duration.count()},
+             {"warmup_ns", config.warmup.count()},
+             {"duration_ns", config.duration.count()},
              {"window_ns", r.window.count()},
              {"planned", c.planned}}},
            {"interrupted", r.interrupted},
@@ -183,9 +186,9 @@ void write_json(std::ostream& out, const run_description& d, const engine::run_r
              {"sent", per_second(c.sent_in_window, r.window)},
              {"completed", per_second(c.completed_in_window, r.window)}}},
            {"bytes", {{"sent", c.bytes_sent}, {"received", c.bytes_received}}},
-           {"retry_policy", retry_policy_json(d)},
-           {"attempts", attempts_json(d, r)},
-           {"latency", latency_json(r, d, v)},
+           {"retry_policy", retry_policy_json(config)},
+           {"attempts", attempts_json(config, r)},
+           {"latency", latency_json(r, config, v)},
            {"validity", validity_json(v)},
            {"slo", slo_json(v)},
            {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts)}}},

@@ -6,6 +6,8 @@
 #include "punctual/histogram/percentile_text.hpp"
 #include "analysis/text.hpp"
 #include "report/run_report.hpp"
+#include "run/describe.hpp"
+#include "schedule/plan.hpp"
 
 namespace punctual::report {
 
@@ -14,7 +16,7 @@ void write_invalid_reasons(std::ostream& out, const verdicts& v);
 void write_validity(std::ostream& out, const verdicts& v);
 void write_slos(std::ostream& out, const verdicts& v);
 // attempts_report.cpp
-void write_attempts_text(std::ostream& out, const run_description& d, const engine::run_result& r);
+void write_attempts_text(std::ostream& out, const run::config& c, const run::result& r);
 
 namespace {
 
@@ -23,11 +25,12 @@ double per_second(std::uint64_t n, nanoseconds window) {
                             : 0.0;
 }
 
-void write_header(std::ostream& out, const run_description& d, const engine::run_result& r) {
+void write_header(std::ostream& out, const run::config& c, const run::result& r) {
   const auto planned = r.measured.counts.planned;
-  if (d.model == "open") {
+  if (c.model == run::model_kind::open) {
     fmt::print(out, "model: open, {} for {} ({} planned), {} connections on {} threads\n",
-               d.schedule_text, analysis::duration_text(d.duration), planned, d.connections, d.threads);
+               schedule::describe(*c.plan), analysis::duration_text(c.duration), planned,
+               c.connections, c.threads);
     fmt::print(out,
                "correction: latency measured from intended send time (response time); "
                "service time shown for contrast\n");
@@ -35,27 +38,28 @@ void write_header(std::ostream& out, const run_description& d, const engine::run
     fmt::print(out,
                "model: closed, {} connections on {} threads, think {}, for {} ({} requests sent); "
                "no rate was set: the server set the pace\n",
-               d.connections, d.threads, analysis::duration_text(d.think), analysis::duration_text(d.duration), planned);
-    if (d.expected_interval) {
+               c.connections, c.threads, analysis::duration_text(c.think),
+               analysis::duration_text(c.duration), planned);
+    if (c.expected_interval) {
       fmt::print(out,
                  "correction: expected-interval {}: a reconstructed view adds samples that were "
                  "never observed; service time is all that was measured\n",
-                 analysis::duration_text(*d.expected_interval));
+                 analysis::duration_text(*c.expected_interval));
     } else {
       fmt::print(out,
                  "correction: none: only service time can be observed (latency measured from the "
                  "actual send, which waited for the server)\n");
     }
   }
-  if (!d.retry_text.empty()) fmt::print(out, "retries: {}\n", d.retry_text);
-  if (d.warmup.count() > 0) {
-    fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(d.warmup),
+  if (c.retry.enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry));
+  if (c.warmup.count() > 0) {
+    fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(c.warmup),
                r.warmup.counts.planned);
   }
   if (r.interrupted) fmt::print(out, "INTERRUPTED: the measured window ended early\n");
 }
 
-void write_outcomes(std::ostream& out, const engine::run_result& r) {
+void write_outcomes(std::ostream& out, const run::result& r) {
   const auto& c = r.measured.counts;
   fmt::print(out, "\noutcomes: planned {}:", c.planned);
   for (std::size_t i = 0; i < record::outcome_count; ++i) {
@@ -80,15 +84,15 @@ std::string ci_cell(const verdicts& v, std::size_t i) {
                      c.method == analysis::method_batch_means ? "(batch)" : "(binom)");
 }
 
-void write_latency_table(std::ostream& out, const run_description& d,
-                         const engine::run_result& r, const verdicts& v) {
+void write_latency_table(std::ostream& out, const run::config& c,
+                         const run::result& r, const verdicts& v) {
   const auto& views = r.measured.views;
   const auto& rt = views[record::view::response_time];
   const auto& st = views[record::view::service_time];
   const double bound_from = lower_bound_from(r.measured.counts.censored, rt.total_count());
   std::optional<hdr::histogram> rec;
-  if (d.expected_interval) rec = reconstructed(r, *d.expected_interval);
-  const char* first = d.model == "open" ? "response time" : "latency (observed)";
+  if (c.expected_interval) rec = reconstructed(r, *c.expected_interval);
+  const char* first = c.model == run::model_kind::open ? "response time" : "latency (observed)";
   fmt::print(out, "\n{:>8}  {:>15}  {:>13}{}  {}\n", "", first, "service time",
              rec ? "  reconstructed" : "", "95% interval of the first column");
   std::size_t i = 0;
@@ -113,7 +117,7 @@ std::string p99(const hdr::histogram& h) {
   return h.total_count() ? analysis::duration_text(nanoseconds{h.value_at_percentile(99)}) : "-";
 }
 
-void write_generator(std::ostream& out, const run_description& d, const engine::run_result& r) {
+void write_generator(std::ostream& out, const run::config& c, const run::result& r) {
   const auto& v = r.measured.views;
   fmt::print(out, "\ngenerator: send lag p99 {}, queue wait p99 {}, connect time p99 {}\n",
              p99(v[record::view::send_lag]), p99(v[record::view::queue_wait]),
@@ -127,10 +131,10 @@ void write_generator(std::ostream& out, const run_description& d, const engine::
   }
   const auto sent = r.measured.counts.planned + r.warmup.counts.planned;
   fmt::print(out, "precision: {} (busiest worker used {:.1f}% of a core; {:.2f} sleeps per request)\n",
-             d.precision, cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
+             run::name(c.precision), cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
 }
 
-void write_errors_and_transfer(std::ostream& out, const engine::run_result& r) {
+void write_errors_and_transfer(std::ostream& out, const run::result& r) {
   const auto& c = r.measured.counts;
   std::string errors;
   for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
@@ -155,19 +159,19 @@ double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept {
   return 100.0 * (1.0 - static_cast<double>(censored) / static_cast<double>(count));
 }
 
-hdr::histogram reconstructed(const engine::run_result& r, nanoseconds expected_interval) {
+hdr::histogram reconstructed(const run::result& r, nanoseconds expected_interval) {
   return r.measured.views[record::view::response_time].copy_corrected_for_coordinated_omission(
       expected_interval.count());
 }
 
-void write_text(std::ostream& out, const run_description& d, const engine::run_result& r,
+void write_text(std::ostream& out, const run::config& c, const run::result& r,
                 const verdicts& v, bool full_latency, bool full_service) {
   write_invalid_reasons(out, v);
-  write_header(out, d, r);
+  write_header(out, c, r);
   write_outcomes(out, r);
-  write_attempts_text(out, d, r);
-  write_latency_table(out, d, r, v);
-  write_generator(out, d, r);
+  write_attempts_text(out, c, r);
+  write_latency_table(out, c, r, v);
+  write_generator(out, c, r);
   write_errors_and_transfer(out, r);
   write_validity(out, v);
   write_slos(out, v);

@@ -94,7 +94,8 @@ long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   p.rate_per_s = 2000;
   p.duration = duration;
   p.workers = 2;
-  engine::load_run run(c, p);
+  c.plan = p;
+  engine::load_run run(c);
   worker_allocations = 0;
   counting = true;
   const auto r = run.execute([](std::int64_t, const record::view_set&) {});

@@ -168,7 +168,8 @@ run_result run_against(const script& s, int requests, milliseconds timeout, prec
   p.rate_per_s = requests * 10.0;
   p.duration = config.duration;
   p.workers = 1;
-  load_run run(config, p);
+  config.plan = p;
+  load_run run(config);
   return run.execute([](std::int64_t, const record::view_set&) {});
 }
 

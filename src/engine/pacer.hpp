@@ -1,0 +1,52 @@
+// The pacer: how a worker waits for its next deadline in each precision mode, and what fine
+// mode learns about its own wake-ups. It knows time, not sockets: the worker asks it for a plan
+// and carries the plan out on its event loops.
+#pragma once
+
+#include <array>
+#include <chrono>
+
+#include "engine/config.hpp"
+
+namespace punctual::engine {
+
+// How to wait from now until the next deadline.
+struct wait_plan {
+  nanoseconds due{};          // when the worker must be awake
+  nanoseconds timer_sleep{};  // first sleep this long on the timer alone (responses wait), or 0
+  bool spin = false;          // then poll the clock until `due`
+  nanoseconds socket_wait{};  // then wait on the sockets this long (0: only collect what is ready)
+};
+
+class pacer {
+ public:
+  // `uneven_gaps`: the schedule's gaps vary (Poisson), so in fine mode every wait wakes early,
+  // not only long ones (see the constructor's use in worker.cpp).
+  pacer(precision_mode mode, bool uneven_gaps) noexcept : mode_(mode), uneven_gaps_(uneven_gaps) {}
+
+  // Coarse mode's ticks are counted from the schedule's start.
+  void set_origin(nanoseconds start) noexcept { origin_ = start; }
+
+  // The plan for waiting from `now` until `wake_at` (>= now). `can_defer`: responses may wait
+  // unread until `due` (they are dated by their receive stamps); when a codec, the model or a
+  // request waiting on its socket refuses that, the wait is on the sockets.
+  wait_plan plan(nanoseconds now, nanoseconds wake_at, bool can_defer) const noexcept;
+
+  // A timed sleep of `slept` that was meant to end at `target` ended at `woke`: learn how late
+  // wake-ups land after sleeps of that length.
+  void learn(nanoseconds target, nanoseconds slept, nanoseconds woke) noexcept;
+
+  // The learnt lateness for a sleep of this length (fine mode's early wake-up).
+  nanoseconds lateness(nanoseconds sleep) const noexcept;
+
+ private:
+  nanoseconds until_wake(nanoseconds now, nanoseconds wake_at) const noexcept;
+
+  precision_mode mode_;
+  bool uneven_gaps_;
+  nanoseconds origin_{};
+  // Typical lateness of a timed wake-up, by how long the sleep was.
+  std::array<nanoseconds, 3> wake_lateness_{};
+};
+
+}  // namespace punctual::engine

@@ -1,0 +1,87 @@
+// The one description of a run: what the CLI built from the options, what the engine runs and
+// what every report names (the workload model, the rate and the correction policy among it).
+// Immutable once built; options live as text only in src/cli/run_options.hpp.
+#pragma once
+
+#include <bitset>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "net/socket.hpp"
+#include "record/outcome.hpp"
+#include "schedule/plan.hpp"
+
+namespace punctual::run {
+
+using nanoseconds = std::chrono::nanoseconds;
+
+enum class model_kind { open, closed };
+
+// fine: sleep until each deadline. spin: sleep until shortly before it, then spin.
+// coarse: send whatever is due once per millisecond (as wrk2 and h2load do).
+enum class precision_mode { fine, spin, coarse };
+
+// Which failed attempts are retried, after what backoff, and how many a budget allows
+// (src/engine/retry.hpp applies it). A retried request stays one logical request: its response
+// time runs from the first attempt's intended time, and --timeout covers the chain.
+struct retry_policy {
+  std::uint32_t retries = 0;  // retries after the first attempt; 0 turns the policy off
+  std::uint32_t on = 0;       // a bit per record::retry_cause
+  nanoseconds backoff_base{50'000'000};
+  nanoseconds backoff_cap{2'000'000'000};
+  double budget = -1;             // retries per first attempt; negative: no budget
+  nanoseconds attempt_timeout{};  // 0: an attempt may use the whole chain's deadline
+  std::uint64_t seed = 1;
+
+  bool enabled() const noexcept { return retries > 0; }
+  bool retries_on(record::retry_cause c) const noexcept { return (on >> record::index(c)) & 1U; }
+};
+
+// https:// targets. Verification is on unless --insecure.
+struct tls_options {
+  bool enabled = false;
+  bool verify = true;
+  std::string server_name;  // SNI and the name the certificate must carry
+  std::string ca_file;      // --cacert: added to the system trust store
+  std::string cert_file;    // --cert/--key: a client certificate
+  std::string key_file;
+};
+
+struct config {
+  std::vector<std::string> command_line;
+  std::string target_url;  // as reports name it
+  net::address target;     // where connections go (after --resolve)
+  tls_options tls;
+
+  std::string request;  // the encoded request bytes, sent as-is each time
+  bool head_request = false;
+  bool keep_alive = true;
+
+  model_kind model = model_kind::open;
+  std::optional<schedule::plan> plan;  // the open model's schedule; none in the closed model
+  nanoseconds warmup{};
+  nanoseconds duration{std::chrono::seconds(10)};
+  nanoseconds think{};                          // closed model only
+  std::optional<nanoseconds> expected_interval;  // closed model: the reconstructed view
+
+  std::uint32_t connections = 10;
+  std::uint32_t threads = 2;
+  nanoseconds timeout{std::chrono::seconds(10)};
+  nanoseconds connect_timeout{std::chrono::seconds(10)};
+  std::uint64_t max_queue = 0;  // 0: unbounded (bounded in practice by the timeout)
+  precision_mode precision = precision_mode::fine;
+  std::bitset<600> expected_status;  // statuses that count as ok
+  nanoseconds interval{std::chrono::seconds(1)};
+  retry_policy retry;  // open model only
+
+  // The planned rate when it is one number: the open model without stages.
+  std::optional<double> rate_per_s() const {
+    if (!plan || !plan->stages.empty()) return std::nullopt;
+    return plan->rate_per_s;
+  }
+};
+
+}  // namespace punctual::run

@@ -1,0 +1,57 @@
+#include "run/describe.hpp"
+
+#include <cstdio>
+
+#include "analysis/text.hpp"
+
+namespace punctual::run {
+namespace {
+
+std::string cause_list(std::uint32_t mask) {
+  std::string out;
+  for (std::size_t i = 0; i < record::retry_cause_count; ++i) {
+    if (!((mask >> i) & 1U)) continue;
+    if (!out.empty()) out += ',';
+    out += record::retry_cause_names[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* name(model_kind m) noexcept { return m == model_kind::open ? "open" : "closed"; }
+
+const char* name(precision_mode p) noexcept {
+  switch (p) {
+    case precision_mode::fine:
+      return "fine";
+    case precision_mode::spin:
+      return "spin";
+    case precision_mode::coarse:
+      return "coarse";
+  }
+  return "?";
+}
+
+const char* name(schedule::arrival_kind a) noexcept {
+  return a == schedule::arrival_kind::poisson ? "poisson" : "constant";
+}
+
+std::string describe(const retry_policy& p) {
+  if (!p.enabled()) return "none";
+  std::string text = "up to " + std::to_string(p.retries) + (p.retries == 1 ? " retry" : " retries") +
+                     " on " + cause_list(p.on) + ", backoff exp " +
+                     analysis::duration_text(p.backoff_base) + ".." +
+                     analysis::duration_text(p.backoff_cap) + " with full jitter";
+  if (p.attempt_timeout.count() > 0) {
+    text += ", " + analysis::duration_text(p.attempt_timeout) + " per attempt";
+  }
+  if (p.budget >= 0) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%g%%", p.budget * 100);
+    text += std::string(", budget ") + share + " of first attempts";
+  }
+  return text;
+}
+
+}  // namespace punctual::run

@@ -1,0 +1,19 @@
+// The run's settings in words, for the report's header and its JSON.
+#pragma once
+
+#include <string>
+
+#include "run/config.hpp"
+
+namespace punctual::run {
+
+// "open", "closed"; "fine", "spin", "coarse"; "constant", "poisson": as options and reports
+// spell them.
+const char* name(model_kind m) noexcept;
+const char* name(precision_mode p) noexcept;
+const char* name(schedule::arrival_kind a) noexcept;
+
+// "up to 3 retries on 5xx,429,reset,connect, backoff exp 50ms..2s with full jitter"; "none".
+std::string describe(const retry_policy& p);
+
+}  // namespace punctual::run

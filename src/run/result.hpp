@@ -1,0 +1,40 @@
+// What a run produced: the measured window's and the warm-up's counts and latency views, its
+// clocks, its per-second load and each worker's own cost. Reports read this and the run's
+// config (run/config.hpp), never the engine that produced them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "net/clock.hpp"
+#include "punctual/histogram/histogram.hpp"
+#include "record/counters.hpp"
+#include "record/recorder.hpp"
+
+namespace punctual::run {
+
+using nanoseconds = std::chrono::nanoseconds;
+
+struct worker_stats {
+  nanoseconds cpu{};
+  nanoseconds busy_wall{};
+  std::uint64_t sleeps = 0;
+  std::uint64_t wakeups = 0;
+};
+
+struct result {
+  record::phase measured;
+  record::phase warmup;
+  net::clock_mapping start;     // the schedule's start instant on both clocks
+  nanoseconds measure_start{};  // CLOCK_MONOTONIC start of the measured window
+  nanoseconds window{};         // the measured window actually run (shorter if interrupted)
+  nanoseconds elapsed{};        // from start to the end of the drain
+  bool interrupted = false;
+  std::uint32_t connections_opened = 0;
+  record::per_second_load load;  // the measured window's planned requests and attempts
+  hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
+  std::vector<worker_stats> workers;
+};
+
+}  // namespace punctual::run
