@@ -24,7 +24,7 @@ void sleep_for(nanoseconds d) noexcept {
 
 using interval_map = std::map<std::int64_t, std::unique_ptr<record::view_set>>;
 
-record::view_set& slot(interval_map& pending, std::int64_t index) {
+record::view_set& pending_interval(interval_map& pending, std::int64_t index) {
   auto& p = pending[index];
   if (!p) p = std::make_unique<record::view_set>();
   return *p;
@@ -32,13 +32,17 @@ record::view_set& slot(interval_map& pending, std::int64_t index) {
 
 }  // namespace
 
-load_run::load_run(const run_config& config) : config_(config) {
+load_run::load_run(const run_config& config)
+    : config_(config),
+      transports_(net::tcp_transport_factory()),
+      requests_(config.request, config.head_request) {
+  const worker_parts parts{*transports_, requests_};
   const std::uint32_t threads = config.threads;
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.
     const std::uint32_t share = config.connections / threads + (w < config.connections % threads ? 1 : 0);
     workers_.push_back(std::make_unique<worker>(
-        config, config.model == model_kind::open ? &*config.plan : nullptr, w, share));
+        config, config.model == model_kind::open ? &*config.plan : nullptr, w, share, parts));
   }
 }
 
@@ -51,10 +55,15 @@ void load_run::interrupt() noexcept {
 
 run_result load_run::execute(const interval_sink& sink) {
   run_result result;
-  std::string first_error;
+  net::failure first_error;
   for (auto& w : workers_) result.connections_opened += w->open_connections(first_error);
+  // A certificate that does not verify ends the run before it starts, whatever else connected.
+  if (first_error.kind == net::failure_kind::tls_verify) {
+    throw run_failure("TLS verification failed for " + config_.tls.server_name + ": " +
+                      first_error.text);
+  }
   if (result.connections_opened == 0) {
-    throw run_failure("could not connect to " + config_.target.text + ": " + first_error);
+    throw run_failure("could not connect to " + config_.target.text + ": " + first_error.text);
   }
   result.start = net::map_clocks();
   const nanoseconds start = result.start.mono + start_lead;
@@ -84,7 +93,7 @@ run_result load_run::execute(const interval_sink& sink) {
   std::int64_t next_emit = 0;
   // Every measured sample is in exactly one interval: the run's totals are their sum.
   const auto emit = [&](std::int64_t index) {
-    const record::view_set& views = slot(pending, index);
+    const record::view_set& views = pending_interval(pending, index);
     result.measured.views.add(views);
     sink(index, views);
   };
@@ -93,7 +102,7 @@ run_result load_run::execute(const interval_sink& sink) {
       auto& ex = workers_[i]->recorder().intervals();
       const std::int64_t index = ex.waiting();
       if (index < 0) continue;
-      ex.take(slot(pending, index));
+      ex.take(pending_interval(pending, index));
       taken[i] = std::max(taken[i], index);
     }
     const std::int64_t ready = *std::min_element(taken.begin(), taken.end());
@@ -110,7 +119,7 @@ run_result load_run::execute(const interval_sink& sink) {
   poll();
   std::int64_t last = next_emit - 1;
   for (auto& w : workers_) {
-    slot(pending, w->recorder().current_interval()).add(w->recorder().intervals().last());
+    pending_interval(pending, w->recorder().current_interval()).add(w->recorder().intervals().last());
     last = std::max(last, w->recorder().current_interval());
   }
   for (; next_emit <= last; ++next_emit) emit(next_emit);

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "engine/config.hpp"
+#include "engine/request_source.hpp"
 #include "engine/worker.hpp"
+#include "net/transport.hpp"
 #include "net/clock.hpp"
 #include "record/recorder.hpp"
 #include "run/result.hpp"
@@ -43,6 +45,8 @@ class load_run {
                std::int64_t& next_emit, const interval_sink& sink, bool final);
 
   const run_config& config_;
+  std::unique_ptr<net::transport_factory> transports_;
+  fixed_request requests_;
   run_control control_;
   net::clock_mapping start_{};
   std::vector<std::unique_ptr<worker>> workers_;

@@ -5,7 +5,8 @@
 
 #include <algorithm>
 
-#include "engine/pacer.hpp"
+#include "http/codec.hpp"
+
 #include "net/clock.hpp"
 
 namespace punctual::engine {
@@ -34,9 +35,10 @@ inline void spin_pause() noexcept {
 }  // namespace
 
 worker::worker(const run_config& config, const schedule::plan* plan, std::uint32_t id,
-               std::uint32_t connections)
+               std::uint32_t connections, const worker_parts& parts)
     : config_(config),
       deadlines_{config.timeout, config.retry.attempt_timeout},
+      requests_(parts.requests),
       // With constant arrivals every wait has the same length, so waking early for long waits
       // only treats every send alike. Poisson gaps have every length, and a lateness that
       // differs with the wait would distort the gaps the server sees (the poisson_send_gaps
@@ -49,15 +51,30 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
   if (plan) stream_.emplace(*plan, id);
   if (config.retry.enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
+  std::uint32_t slots = 0;
+  bool defer = config.model == model_kind::open;
+  for (auto& c : connections_) {
+    c.transport = parts.transports.make();
+    c.codec = http::make_http1_codec();
+    c.first_slot = slots;
+    c.slot_count = c.codec->max_slots();
+    slots += c.slot_count;
+    defer = defer && c.codec->allows_deferred_reads();
+  }
+  reads_may_wait_ = defer;
+  slots_.resize(slots);
+  for (std::uint32_t i = 0; i < connections_.size(); ++i) {
+    for (std::uint32_t k = 0; k < connections_[i].slot_count; ++k) {
+      slots_[connections_[i].first_slot + k].connection = i;
+    }
+  }
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   loop_.add(wake_fd_, EPOLLIN, wake_token);
   tick_loop_.add(wake_fd_, EPOLLIN, wake_token);
 }
 
 worker::~worker() {
-  for (auto& c : connections_) {
-    if (c.fd >= 0) net::close_socket(c.fd);
-  }
+  for (auto& c : connections_) c.transport->close();
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
@@ -201,23 +218,24 @@ void worker::dispatch_closed_model(nanoseconds now) {
     idle_[i] = idle_.back();
     idle_.pop_back();
     begin_closed_request(c, now);
-    send_request(c, now);
+    send_request(slot_of(c), now);
   }
   for (auto& c : connections_) {
     if (c.state != conn_state::closed || c.retry_at > now || c.next_send > now) continue;
     begin_closed_request(c, now);
-    c.times.had_to_connect = true;
+    slot_of(c).times.had_to_connect = true;
     start_connect(c, now);
   }
 }
 
 void worker::begin_closed_request(connection& c, nanoseconds now) {
-  c.times = record::request_times{};
-  c.times.intended = c.times.dispatched = c.times.assigned = now;
-  c.has_request = true;
+  slot& s = slot_of(c);
+  s.times = record::request_times{};
+  s.times.intended = s.times.dispatched = s.times.assigned = now;
+  s.busy = true;
   recorder_->on_planned(now);
-  recorder_->on_dispatched(c.times);
-  recorder_->on_assigned(c.times);
+  recorder_->on_dispatched(s.times);
+  recorder_->on_assigned(s.times);
 }
 
 void worker::serve_queue(nanoseconds now) {
@@ -232,41 +250,41 @@ void worker::serve_queue(nanoseconds now) {
   }
 }
 
-// Binds a due request to an idle connection, else to one that is (re)connecting, else to a
-// closed one it reopens. False when every connection is busy.
+// Binds a due request to a free slot: on an idle connection, else on one that is (re)connecting,
+// else on a closed one it reopens. False when every slot is taken.
 bool worker::assign(const record::request_times& t, nanoseconds now) {
-  connection* chosen = nullptr;
-  if (!idle_.empty()) {
-    chosen = &connections_[idle_.back()];
-    idle_.pop_back();
-  } else {
-    // While every connection is busy, serve_queue asks again on every turn of the loop (about
-    // every microsecond); a connection closed meanwhile waits for the scan at most this long.
-    if (now - no_free_at_ < free_scan_pause) return false;
-    for (auto& c : connections_) {
-      const bool free_connecting = c.state == conn_state::connecting && !c.has_request;
-      const bool reopenable = c.state == conn_state::closed && c.retry_at <= now;
-      if (free_connecting || reopenable) {
-        chosen = &c;
-        break;
-      }
-    }
-    if (!chosen) {
-      no_free_at_ = now;
-      return false;
-    }
-  }
+  slot* chosen = free_slot(now);
+  if (!chosen) return false;
+  connection& c = connection_of(*chosen);
   chosen->times = t;
   chosen->times.assigned = now;
-  chosen->has_request = true;
+  chosen->busy = true;
   recorder_->on_assigned(chosen->times);
-  if (chosen->state == conn_state::closed) start_connect(*chosen, now);
-  if (chosen->state == conn_state::idle) {
+  if (c.state == conn_state::closed) start_connect(c, now);
+  if (c.state == conn_state::idle) {
     send_request(*chosen, now);
   } else {
     chosen->times.had_to_connect = true;
   }
   return true;
+}
+
+slot* worker::free_slot(nanoseconds now) noexcept {
+  if (!idle_.empty()) {
+    connection& c = connections_[idle_.back()];
+    idle_.pop_back();
+    return &slot_of(c);
+  }
+  // While every connection is busy, serve_queue asks again on every turn of the loop (about
+  // every microsecond); a connection closed meanwhile waits for the search at most this long.
+  if (now - no_free_at_ < free_scan_pause) return nullptr;
+  for (auto& c : connections_) {
+    const bool free_connecting = c.state == conn_state::connecting && !slot_of(c).busy;
+    const bool reopenable = c.state == conn_state::closed && c.retry_at <= now;
+    if (free_connecting || reopenable) return &slot_of(c);
+  }
+  no_free_at_ = now;
+  return nullptr;
 }
 
 void worker::check_deadlines(nanoseconds now) {
@@ -275,30 +293,33 @@ void worker::check_deadlines(nanoseconds now) {
     queue_.pop();
   }
   // Nothing can be due before next_wake's recent scan said (see there).
-  if (config_.model == model_kind::open && now < conn_wake_ && now - conn_scanned_at_ < scan_reuse) {
-    return;
+  if (config_.model == model_kind::open && now < scan_.wake && now - scan_.at < scan_reuse) return;
+  for (auto& sl : slots_) {
+    if (sl.busy && deadlines_.attempt(sl.times) <= now) check_deadline(sl, now);
   }
-  for (auto& c : connections_) check_deadline(c, now);
+  for (auto& c : connections_) {
+    if (c.state == conn_state::connecting) check_connect_timeout(c, now);
+  }
 }
 
 // A request past its attempt's deadline may still have its response unread in the socket
 // (beyond the events one wait returns, or deferred to the next wake-up): read it first, so the
 // receive stamps decide, not the order in which the worker looked.
-void worker::check_deadline(connection& c, nanoseconds now) {
-  if (c.has_request && deadlines_.attempt(c.times) <= now) {
-    // Read to the end: a close queued behind the bytes raises no further edge.
-    if (c.state == conn_state::busy) on_readable(c, now, true);
-    // Reading may have answered it, and the freed connection may already carry a new request.
-    if (c.has_request && deadlines_.attempt(c.times) <= now) {
-      time_out(c.times, settle(deadlines_, c.times, now), now);
-      c.has_request = false;
-      return close_connection(c, now);
-    }
-  }
-  if (c.state == conn_state::connecting && c.connect_started + config_.connect_timeout <= now) {
-    if (c.has_request) fail(c, record::socket_reason::connect, now);
-    close_connection(c, now, true);
-  }
+void worker::check_deadline(slot& s, nanoseconds now) {
+  connection& c = connection_of(s);
+  // Read to the end: a close queued behind the bytes raises no further edge.
+  if (c.state == conn_state::busy) on_readable(c, now, true);
+  // Reading may have answered it, and the freed slot may already carry a new request.
+  if (!s.busy || deadlines_.attempt(s.times) > now) return;
+  time_out(s.times, settle(deadlines_, s.times, now), now);
+  s.busy = false;
+  close_connection(c, now);
+}
+
+void worker::check_connect_timeout(connection& c, nanoseconds now) {
+  if (c.connect_started + config_.connect_timeout > now) return;
+  if (slot_of(c).busy) fail(c, record::socket_reason::connect, now);
+  close_connection(c, now, true);
 }
 
 // An attempt that ran out of time. Past an --attempt-timeout (not the chain's) it may be
@@ -309,7 +330,7 @@ void worker::time_out(const record::request_times& t, const attempt_ending& e, n
   }
 }
 
-nanoseconds worker::next_wake(nanoseconds now) const noexcept {
+nanoseconds worker::next_wake(nanoseconds now) noexcept {
   nanoseconds wake = recorder_->next_interval_boundary();
   if (has_next_ && start_ + next_.offset < window_end_) wake = std::min(wake, start_ + next_.offset);
   if (!queue_.empty()) wake = std::min(wake, deadlines_.chain(queue_.front()));
@@ -319,25 +340,24 @@ nanoseconds worker::next_wake(nanoseconds now) const noexcept {
   // was a tenth of the CPU. In the open model what it finds are timeouts and reconnects, not
   // sends, so a scan younger than scan_reuse serves when the thread wakes within that anyway.
   const bool reuse = config_.model == model_kind::open && wake - now < scan_reuse &&
-                     now - conn_scanned_at_ < scan_reuse;
-  if (!reuse) {
-    conn_wake_ = connection_wake(now);
-    conn_scanned_at_ = now;
-  }
-  return std::max(std::min(wake, conn_wake_), now);
+                     now - scan_.at < scan_reuse;
+  if (!reuse) scan_connections(now);
+  return std::max(std::min(wake, scan_.wake), now);
 }
 
-nanoseconds worker::connection_wake(nanoseconds now) const noexcept {
+void worker::scan_connections(nanoseconds now) noexcept {
   nanoseconds wake = nanoseconds::max();
-  conn_awaits_socket_ = false;
+  bool awaits_socket = false;
+  for (const auto& sl : slots_) {
+    if (sl.busy) wake = std::min(wake, deadlines_.attempt(sl.times));
+  }
   for (const auto& c : connections_) {
-    // A request waits on this connection's socket, not on a response: do not defer its events.
-    if (c.has_request && (c.state == conn_state::connecting || c.write_blocked)) {
-      conn_awaits_socket_ = true;
-    }
-    if (c.has_request) wake = std::min(wake, deadlines_.attempt(c.times));
-    if (c.state == conn_state::connecting) {
-      wake = std::min(wake, c.connect_started + config_.connect_timeout);
+    if (c.state == conn_state::connecting || c.write_blocked) {
+      // A request waits on this connection's socket, not on a response: do not defer its events.
+      if (slots_[c.first_slot].busy) awaits_socket = true;
+      if (c.state == conn_state::connecting) {
+        wake = std::min(wake, c.connect_started + config_.connect_timeout);
+      }
     }
     if (c.state == conn_state::closed && !queue_.empty()) wake = std::min(wake, c.retry_at);
     if (config_.model == model_kind::closed && now < window_end_) {
@@ -345,16 +365,16 @@ nanoseconds worker::connection_wake(nanoseconds now) const noexcept {
       if (c.state == conn_state::closed) wake = std::min(wake, std::max(c.next_send, c.retry_at));
     }
   }
-  return wake;
+  scan_ = {wake, now, awaits_socket};
 }
 
 // Waits as the pacer plans. Responses may wait unread for the next due wake-up (their receive
 // stamps date them), except in the closed model and while requests queue (a response frees a
 // connection one of them needs) or a request waits on its connection's connect or blocked write.
 std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
-  const bool can_defer =
-      config_.model == model_kind::open && queue_.empty() && !conn_awaits_socket_;
-  const wait_plan w = pacer_.plan(now, next_wake(now), can_defer);
+  const nanoseconds wake_at = next_wake(now);
+  const bool can_defer = reads_may_wait_ && queue_.empty() && !scan_.awaits_socket;
+  const wait_plan w = pacer_.plan(now, wake_at, can_defer);
   if (w.timer_sleep.count() > 0) {
     tick_loop_.wait(events_, w.timer_sleep);
     pacer_.learn(now + w.timer_sleep, w.timer_sleep, net::mono_now());
@@ -378,18 +398,17 @@ bool worker::finished(nanoseconds now) const noexcept {
                                  ? now >= window_end_
                                  : !has_next_ || start_ + next_.offset >= window_end_;
   if (!schedule_done || !queue_.empty() || !retries_.empty()) return false;
-  return std::none_of(connections_.begin(), connections_.end(),
-                      [](const connection& c) { return c.has_request; });
+  return std::none_of(slots_.begin(), slots_.end(), [](const slot& s) { return s.busy; });
 }
 
 void worker::finish_unfinished() {
   for (; !queue_.empty(); queue_.pop()) recorder_->on_unfinished(queue_.front(), interrupted_at_);
   for (const auto& t : retries_) recorder_->on_unfinished(t, interrupted_at_);
   retries_.clear();
-  for (auto& c : connections_) {
-    if (!c.has_request) continue;
-    recorder_->on_unfinished(c.times, interrupted_at_);
-    c.has_request = false;
+  for (auto& s : slots_) {
+    if (!s.busy) continue;
+    recorder_->on_unfinished(s.times, interrupted_at_);
+    s.busy = false;
   }
 }
 

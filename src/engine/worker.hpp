@@ -1,5 +1,8 @@
 // A worker: one thread, one epoll loop, a share of the connections, and its own recorder.
-// Due requests go to any idle connection of the worker, else wait in its queue (docs/design.md).
+// Due requests go to a free slot on any connection of the worker, else wait in its queue
+// (docs/design.md, "Workers and connections"). The worker decides what is due and what has run
+// out of time; the pacer decides how it waits, the transports move the bytes, the codec frames
+// them and the request source says what to send.
 #pragma once
 
 #include <sys/epoll.h>
@@ -18,9 +21,12 @@
 #include "engine/deadline.hpp"
 #include "engine/pacer.hpp"
 #include "engine/request_queue.hpp"
+#include "engine/request_source.hpp"
 #include "engine/retry.hpp"
+#include "engine/slot.hpp"
 #include "net/clock.hpp"
 #include "net/event_loop.hpp"
+#include "net/transport.hpp"
 #include "record/recorder.hpp"
 #include "run/result.hpp"
 #include "schedule/schedule.hpp"
@@ -35,17 +41,24 @@ struct run_control {
 
 using worker_stats = run::worker_stats;
 
+// What the workers share, read-only: how to make a connection's transport and codec, and what
+// to send.
+struct worker_parts {
+  net::transport_factory& transports;
+  const request_source& requests;
+};
+
 class worker {
  public:
   worker(const run_config& config, const schedule::plan* plan, std::uint32_t id,
-         std::uint32_t connections);
+         std::uint32_t connections, const worker_parts& parts);
   ~worker();
   worker(const worker&) = delete;
   worker& operator=(const worker&) = delete;
 
   // Opens every connection, waiting at most the connect timeout. Returns how many connected;
-  // `first_error` gets the reason of the first failure.
-  std::uint32_t open_connections(std::string& first_error);
+  // `first_error` gets the first failure (kind and text).
+  std::uint32_t open_connections(net::failure& first_error);
 
   // Sets the schedule's start (CLOCK_MONOTONIC) and builds the recorder. Called before the
   // worker thread starts, so the collector never sees a worker without a recorder.
@@ -59,7 +72,7 @@ class worker {
   const worker_stats& stats() const noexcept { return stats_; }
 
  private:
-  // worker.cpp: the loop and scheduling
+  // worker.cpp: what is due, where it goes, and what has run out of time
   bool next_entry() noexcept;
   void dispatch_due(nanoseconds now);
   void dispatch_closed_model(nanoseconds now);
@@ -70,42 +83,51 @@ class worker {
              bool answered);
   void serve_queue(nanoseconds now);
   bool assign(const record::request_times& t, nanoseconds now);
+  slot* free_slot(nanoseconds now) noexcept;
   void check_deadlines(nanoseconds now);
-  void check_deadline(connection& c, nanoseconds now);
+  void check_deadline(slot& s, nanoseconds now);
+  void check_connect_timeout(connection& c, nanoseconds now);
   void time_out(const record::request_times& t, const attempt_ending& e, nanoseconds now);
-  nanoseconds next_wake(nanoseconds now) const noexcept;
-  nanoseconds connection_wake(nanoseconds now) const noexcept;
+  nanoseconds next_wake(nanoseconds now) noexcept;
+  void scan_connections(nanoseconds now) noexcept;
   std::span<epoll_event> wait_for_work(nanoseconds now) noexcept;
   bool finished(nanoseconds now) const noexcept;
   void observe_interruption(const run_control& control, nanoseconds now) noexcept;
   void finish_unfinished();
 
-  // worker_io.cpp: sockets and the per-connection state machine
+  // worker_io.cpp: the per-connection state machine over its transport and codec
   void start_connect(connection& c, nanoseconds now);
   void on_event(const epoll_event& ev, nanoseconds now);
-  void on_connected(connection& c, nanoseconds now);
-  void send_request(connection& c, nanoseconds now);
-  void continue_write(connection& c, nanoseconds now);
-  void on_readable(connection& c, nanoseconds now, bool peer_closed);
+  void on_set_up(connection& c, nanoseconds now);
+  void send_request(slot& s, nanoseconds now);
+  void continue_write(slot& s, nanoseconds now);
+  void on_readable(connection& c, nanoseconds now, bool read_to_end);
   bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
                 nanoseconds arrived);
-  nanoseconds arrival_time(const connection& c, nanoseconds stamp, nanoseconds read_at) const noexcept;
-  void complete(connection& c, nanoseconds now, nanoseconds done);
-  void settle_response(connection& c, nanoseconds done);
+  nanoseconds arrival_time(const slot& s, nanoseconds stamp, nanoseconds read_at) const noexcept;
+  void complete(connection& c, slot& s, bool keep_alive, int status, nanoseconds now,
+                nanoseconds done);
+  void settle_response(slot& s, int status, nanoseconds done);
   void fail(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);
+  slot& slot_of(const connection& c) noexcept { return slots_[c.first_slot]; }
+  connection& connection_of(const slot& s) noexcept { return connections_[s.connection]; }
   std::uint64_t token_of(const connection& c) const noexcept {
     return static_cast<std::uint64_t>(&c - connections_.data());
   }
 
   const run_config& config_;
   const deadline_rule deadlines_;
+  const request_source& requests_;
   pacer pacer_;
   std::uint32_t id_;
   std::optional<schedule::worker_stream> stream_;
   schedule::entry next_{};
   bool has_next_ = false;
+  // Responses may wait unread for the next due wake-up: the open model, with a codec that allows
+  // it (the closed model needs each response at once to send the next request).
+  bool reads_may_wait_ = false;
 
   net::event_loop loop_;
   // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where
@@ -114,12 +136,16 @@ class worker {
   int wake_fd_ = -1;
   net::realtime_to_mono to_mono_;
   nanoseconds clocks_mapped_at_{};
-  // next_wake's last scan of the connections: its result and when it ran.
-  mutable nanoseconds conn_wake_{};
-  mutable nanoseconds conn_scanned_at_{};
-  mutable bool conn_awaits_socket_ = false;  // a request waits on a connect or a blocked write
-  nanoseconds no_free_at_{std::chrono::hours(-1)};  // assign's last scan that found nothing
+  // The last scan of the connections (next_wake): its earliest deadline, when it ran, and
+  // whether a request waits on a connect or a blocked write.
+  struct connection_scan {
+    nanoseconds wake{};
+    nanoseconds at{};
+    bool awaits_socket = false;
+  } scan_;
+  nanoseconds no_free_at_{std::chrono::hours(-1)};  // free_slot's last search that found nothing
   std::vector<connection> connections_;
+  std::vector<slot> slots_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
   // Retries waiting for their backoff to end: a min-heap on `due`, reserved up front.

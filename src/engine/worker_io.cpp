@@ -1,37 +1,56 @@
-// The per-connection state machine: connect, write the request, read and parse the response.
+// The per-connection state machine: set up the transport, write the slot's request, read and
+// frame the response with the codec.
 #include <sys/epoll.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 
 #include "engine/worker.hpp"
 #include "net/clock.hpp"
-#include "net/socket.hpp"
 
 namespace punctual::engine {
 namespace {
 
-// Edge-triggered. EPOLLOUT is asked for only while connecting or while a write is blocked:
-// otherwise every ACK that frees send-buffer space would wake the worker for nothing, and each
-// wake-up costs ~35 us of CPU on these VMs (docs/design.md).
-constexpr std::uint32_t read_events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-constexpr std::uint32_t write_events = EPOLLOUT | EPOLLET;
 // After a failed connect, a connection is not reopened for this long, so a dead target does
 // not turn the worker into a connect loop.
 constexpr nanoseconds reconnect_backoff{10'000'000};
+constexpr std::uint64_t wake_token = ~std::uint64_t{0};
 
-// Running out of local ports or descriptors is the generator's limit, not the server's failure,
-// so it is counted under its own reason.
-record::socket_reason connect_failure_reason(int err) noexcept {
-  if (err == EADDRNOTAVAIL) return record::socket_reason::no_ports;
-  if (err == EMFILE || err == ENFILE) return record::socket_reason::no_fds;
+record::socket_reason reason_of(net::failure_kind kind) noexcept {
+  switch (kind) {
+    case net::failure_kind::no_ports:
+      return record::socket_reason::no_ports;
+    case net::failure_kind::no_fds:
+      return record::socket_reason::no_fds;
+    case net::failure_kind::tls_handshake:
+      return record::socket_reason::tls_handshake;
+    case net::failure_kind::tls_verify:
+      return record::socket_reason::tls_verify;
+    case net::failure_kind::connect:
+    case net::failure_kind::none:
+      break;
+  }
   return record::socket_reason::connect;
 }
 
+// A failure that happened while setting a connection up: the next attempt waits for the
+// reconnect backoff.
+bool is_setup_failure(record::socket_reason why) noexcept {
+  switch (why) {
+    case record::socket_reason::connect:
+    case record::socket_reason::no_ports:
+    case record::socket_reason::no_fds:
+    case record::socket_reason::tls_handshake:
+    case record::socket_reason::tls_verify:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The --retry-on class of a socket failure, if it has one. A connection that dies mid-request,
-// by RST or by FIN, counts as `reset`; a malformed response is not retried.
+// by RST or by FIN, counts as `reset`; a failed set-up as `connect`; a malformed response and a
+// certificate that does not verify are not retried.
 std::optional<record::retry_cause> retry_cause_of(record::socket_reason why) noexcept {
   switch (why) {
     case record::socket_reason::reset:
@@ -40,6 +59,7 @@ std::optional<record::retry_cause> retry_cause_of(record::socket_reason why) noe
     case record::socket_reason::connect:
     case record::socket_reason::no_ports:
     case record::socket_reason::no_fds:
+    case record::socket_reason::tls_handshake:
       return record::retry_cause::connect;
     default:
       return std::nullopt;
@@ -52,11 +72,40 @@ std::optional<record::retry_cause> retry_cause_of(int status) noexcept {
   return std::nullopt;
 }
 
+// What one feed of bytes (or the peer's close) did to the response in flight.
+struct response_sink final : http::codec_sink {
+  bool completed = false;
+  bool broken = false;
+  int status = 0;
+  bool keep_alive = false;
+  http::parse_error error = http::parse_error::none;
+
+  void on_response(std::uint32_t, int s, bool k) override {
+    completed = true;
+    status = s;
+    keep_alive = k;
+  }
+  void on_protocol_error(http::parse_error e) override {
+    broken = true;
+    error = e;
+  }
+};
+
 }  // namespace
 
-std::uint32_t worker::open_connections(std::string& first_error) {
+std::uint32_t worker::open_connections(net::failure& first_error) {
   const nanoseconds begin = net::mono_now();
   for (auto& c : connections_) start_connect(c, begin);
+  const auto note = [&first_error](const net::failure& f) {
+    // A certificate that does not verify is the failure to tell: it will not go away.
+    if (first_error.kind == net::failure_kind::none ||
+        (f.kind == net::failure_kind::tls_verify && first_error.kind != f.kind)) {
+      first_error = f;
+    }
+  };
+  for (auto& c : connections_) {
+    if (c.state == conn_state::closed) note(c.transport->last_failure());
+  }
   for (;;) {
     const nanoseconds now = net::mono_now();
     std::uint32_t pending = 0;
@@ -64,24 +113,23 @@ std::uint32_t worker::open_connections(std::string& first_error) {
       if (c.state != conn_state::connecting) continue;
       if (c.connect_started + config_.connect_timeout <= now) {
         close_connection(c, now, true);
-        if (first_error.empty()) first_error = "connect timed out";
+        note({net::failure_kind::connect, "connect timed out"});
       } else {
         ++pending;
       }
     }
     if (pending == 0) break;
     for (const auto& ev : loop_.wait(events_, std::chrono::milliseconds(10))) {
-      if (ev.data.u64 == ~std::uint64_t{0}) continue;
+      if (ev.data.u64 == wake_token) continue;
       connection& c = connections_[ev.data.u64];
       if (c.state != conn_state::connecting) continue;
-      const int err = net::finish_connect(c.fd);
-      if (err == 0) {
-        loop_.modify(c.fd, read_events, ev.data.u64);
+      const net::setup_status st = c.transport->advance();
+      if (st == net::setup_status::ready) {
         c.state = conn_state::idle;
         idle_.push_back(static_cast<std::uint32_t>(ev.data.u64));
-      } else {
-        if (first_error.empty()) first_error = std::strerror(err);
-        close_connection(c, now, true);
+      } else if (st == net::setup_status::failed) {
+        note(c.transport->last_failure());
+        close_connection(c, net::mono_now(), true);
       }
     }
   }
@@ -89,73 +137,75 @@ std::uint32_t worker::open_connections(std::string& first_error) {
 }
 
 void worker::start_connect(connection& c, nanoseconds now) {
-  const int fd = net::start_connect(config_.target);
   c.connect_started = now;
-  if (fd < 0) {
+  const net::setup_status st = c.transport->open(config_.target, loop_, token_of(c));
+  if (st == net::setup_status::failed) {
     c.state = conn_state::closed;
     c.last_connect_failed = true;
     c.retry_at = now + reconnect_backoff;
-    if (c.has_request) fail(c, connect_failure_reason(-fd), now);
+    if (slot_of(c).busy) fail(c, reason_of(c.transport->last_failure().kind), now);
     return;
   }
-  net::enable_receive_timestamps(fd);
-  c.fd = fd;
   c.state = conn_state::connecting;
-  loop_.add(fd, write_events, token_of(c));
+  if (st == net::setup_status::ready) on_set_up(c, now);
 }
 
 void worker::on_event(const epoll_event& ev, nanoseconds now) {
-  if (ev.data.u64 == ~std::uint64_t{0}) {
+  if (ev.data.u64 == wake_token) {
     std::uint64_t drained = 0;
     [[maybe_unused]] const auto n = read(wake_fd_, &drained, sizeof drained);
     return;
   }
   connection& c = connections_[ev.data.u64];
-  if (c.fd < 0) return;
+  if (!c.transport->is_open()) return;
   if (c.state == conn_state::connecting) {
-    if (!(ev.events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) return;
-    const int err = net::finish_connect(c.fd);
-    if (err != 0) {
-      if (c.has_request) fail(c, record::socket_reason::connect, now);
+    const net::setup_status st = c.transport->advance();
+    if (st == net::setup_status::failed) {
+      const record::socket_reason why = reason_of(c.transport->last_failure().kind);
+      if (slot_of(c).busy) return fail(c, why, now);
       return close_connection(c, now, true);
     }
-    return on_connected(c, now);
+    if (st == net::setup_status::ready) on_set_up(c, now);
+    return;
   }
-  if ((ev.events & EPOLLOUT) && c.state == conn_state::busy && c.written < config_.request.size()) {
-    continue_write(c, now);
+  slot& s = slot_of(c);
+  if ((ev.events & EPOLLOUT) && c.state == conn_state::busy && s.written < s.request.bytes.size()) {
+    continue_write(s, now);
   }
-  if (c.fd >= 0 && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
+  if (c.transport->is_open() && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
     on_readable(c, now, (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
   }
 }
 
-void worker::on_connected(connection& c, nanoseconds now) {
-  loop_.modify(c.fd, read_events, token_of(c));
+void worker::on_set_up(connection& c, nanoseconds now) {
   c.last_connect_failed = false;
   recorder_->count_reconnect();
-  if (c.has_request) return send_request(c, now);
+  if (slot_of(c).busy) return send_request(slot_of(c), now);
   became_idle(c, now);
 }
 
-void worker::send_request(connection& c, nanoseconds now) {
+void worker::send_request(slot& s, nanoseconds now) {
+  connection& c = connection_of(s);
   c.state = conn_state::busy;
-  c.written = 0;
+  s.written = 0;
+  s.request = requests_.request_for(s.times.index);
   // The actual send is the moment just before the first write, not when this batch began.
   now = net::mono_now();
-  c.times.sent = now;
-  c.parser.reset(config_.head_request);
-  recorder_->on_sent(c.times, config_.request.size());
-  continue_write(c, now);
+  s.times.sent = now;
+  c.codec->begin(c.first_slot, s.request.head);
+  recorder_->on_sent(s.times, s.request.bytes.size());
+  continue_write(s, now);
 }
 
-void worker::continue_write(connection& c, nanoseconds now) {
-  while (c.written < config_.request.size()) {
-    const auto r = net::write_some(c.fd, config_.request.data() + c.written,
-                                   config_.request.size() - c.written);
+void worker::continue_write(slot& s, nanoseconds now) {
+  connection& c = connection_of(s);
+  const std::string_view bytes = s.request.bytes;
+  while (s.written < bytes.size()) {
+    const auto r = c.transport->write(bytes.data() + s.written, bytes.size() - s.written);
     if (r.status == net::io_status::would_block) {
-      // Rare (requests are small): wait for EPOLLOUT, then go back to reading only.
+      // Rare (requests are small): watch for writability, then go back to reading only.
       c.write_blocked = true;
-      loop_.modify(c.fd, read_events | write_events, token_of(c));
+      c.transport->watch_writable(true);
       return;
     }
     if (r.status != net::io_status::done) {
@@ -163,37 +213,43 @@ void worker::continue_write(connection& c, nanoseconds now) {
                                                        : record::socket_reason::write,
                   now);
     }
-    c.written += r.bytes;
+    s.written += r.bytes;
   }
   if (c.write_blocked) {
     c.write_blocked = false;
-    loop_.modify(c.fd, read_events, token_of(c));
+    c.transport->watch_writable(false);
   }
 }
 
-void worker::on_readable(connection& c, nanoseconds now, bool peer_closed) {
+// `read_to_end`: read until the transport has nothing more, even after a short read. Needed
+// when the peer's FIN came with this event (it raises no further edge) and when a deadline check
+// reads what arrived unnoticed.
+void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
   // A FIN read alone carries no receive stamp. When it follows bytes read in this same call it
   // was already queued behind them (or came within microseconds), and the kernel stamps a read
   // with the newest packet it consumed, the FIN's: so those bytes' arrival dates the close.
   nanoseconds last_arrival{};
+  const bool drains = c.transport->short_read_drains();
   for (;;) {
     nanoseconds stamp{};
-    const auto r = net::read_stamped(c.fd, read_buffer_.data(), read_buffer_.size(), stamp);
+    const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
     if (r.status == net::io_status::would_block) return;
     now = net::mono_now();  // a request sent earlier in this loop may already be answered
     if (r.status == net::io_status::done) {
-      last_arrival = arrival_time(c, stamp, now);
+      last_arrival = arrival_time(slot_of(c), stamp, now);
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
       // A short read drained the socket and a later arrival raises a new edge, so the read that
-      // would only return EAGAIN is skipped. Not when the peer's FIN came with this event: it
-      // raises no further edge, and must be read now.
-      if (r.bytes < read_buffer_.size() && !peer_closed) return;
+      // would only return EAGAIN is skipped.
+      if (drains && r.bytes < read_buffer_.size() && !read_to_end) return;
       continue;
     }
-    if (!c.has_request) return close_connection(c, now);
+    slot& s = slot_of(c);
+    if (!s.busy) return close_connection(c, now);
     if (r.status == net::io_status::closed) {
-      if (c.parser.finish_on_eof() == http::parse_status::complete) {
-        return complete(c, now, last_arrival.count() != 0 ? last_arrival : now);
+      response_sink sink;
+      c.codec->finish_on_eof(sink);
+      if (sink.completed) {
+        return complete(c, s, false, sink.status, now, last_arrival.count() != 0 ? last_arrival : now);
       }
       return fail(c, record::socket_reason::closed, now);
     }
@@ -207,85 +263,80 @@ void worker::on_readable(connection& c, nanoseconds now, bool peer_closed) {
 // and the read so a stepped wall clock cannot date a response outside its own life. On TCP the
 // stamp is that of the last packet the read consumed, so a response that arrived in several
 // packets and was read in one go gets its first byte dated at its last packet.
-nanoseconds worker::arrival_time(const connection& c, nanoseconds stamp,
+nanoseconds worker::arrival_time(const slot& s, nanoseconds stamp,
                                  nanoseconds read_at) const noexcept {
   if (stamp.count() == 0) return read_at;
-  return std::clamp(to_mono_(stamp), std::min(c.times.sent, read_at), read_at);
+  return std::clamp(to_mono_(stamp), std::min(s.times.sent, read_at), read_at);
 }
 
 // Returns false when the connection was closed and must not be read further. `arrived`: when
 // the bytes reached the socket; `now`: when they were read.
 bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
                       nanoseconds arrived) {
-  if (!c.has_request || c.state != conn_state::busy) {
+  slot& s = slot_of(c);
+  if (!s.busy || c.state != conn_state::busy) {
     close_connection(c, now);  // bytes nobody asked for: the connection is out of step
     return false;
   }
-  recorder_->on_received_bytes(c.times.intended, size);
-  if (c.times.first_byte.count() == 0) c.times.first_byte = arrived;
-  const auto r = c.parser.feed(data, size);
-  if (r.status == http::parse_status::error) {
-    fail(c, c.parser.error() == http::parse_error::header_too_large
-                ? record::socket_reason::header_too_large
-                : record::socket_reason::parse,
+  recorder_->on_received_bytes(s.times.intended, size);
+  if (s.times.first_byte.count() == 0) s.times.first_byte = arrived;
+  response_sink sink;
+  const std::size_t consumed = c.codec->feed(data, size, sink);
+  if (sink.broken) {
+    fail(c, sink.error == http::parse_error::header_too_large ? record::socket_reason::header_too_large
+                                                              : record::socket_reason::parse,
          now);
     return false;
   }
-  if (r.status == http::parse_status::need_more) return true;
-  const bool stray = r.consumed != size;
-  complete(c, now, arrived);
-  if (stray && c.fd >= 0) {
+  if (!sink.completed) return true;
+  const bool stray = consumed != size;
+  complete(c, s, sink.keep_alive, sink.status, now, arrived);
+  if (stray && c.transport->is_open()) {
     close_connection(c, now);
     return false;
   }
-  return c.fd >= 0;
+  return c.transport->is_open();
 }
 
-void worker::complete(connection& c, nanoseconds now, nanoseconds done) {
-  settle_response(c, done);
-  c.has_request = false;
-  if (!c.parser.keep_alive() || !config_.keep_alive) return close_connection(c, now);
+void worker::complete(connection& c, slot& s, bool keep_alive, int status, nanoseconds now,
+                      nanoseconds done) {
+  settle_response(s, status, done);
+  s.busy = false;
+  if (!keep_alive || !config_.keep_alive) return close_connection(c, now);
   became_idle(c, now);
 }
 
 // A whole response, dated `done` by its receive stamp: its status decides if it arrived in
 // time; after the deadline it is a timeout, however early it was read.
-void worker::settle_response(connection& c, nanoseconds done) {
-  const attempt_ending e = settle(deadlines_, c.times, done);
-  if (!e.in_time) return time_out(c.times, e, done);
-  const int status = c.parser.status_code();
+void worker::settle_response(slot& s, int status, nanoseconds done) {
+  const attempt_ending e = settle(deadlines_, s.times, done);
+  if (!e.in_time) return time_out(s.times, e, done);
   const bool expected = status >= 0 && status < 600 && config_.expected_status.test(status);
   const auto cause = retry_cause_of(status);
-  if (!cause || !retry(c.times, *cause, done, true)) {
-    recorder_->on_response(c.times, done, status, expected);
+  if (!cause || !retry(s.times, *cause, done, true)) {
+    recorder_->on_response(s.times, done, status, expected);
   }
 }
 
 // A failure is dated when it was seen; seen at or after the deadline, the request had already
 // run out of time, and that is its outcome.
 void worker::fail(connection& c, record::socket_reason why, nanoseconds now) {
-  if (c.has_request) {
-    const attempt_ending e = settle(deadlines_, c.times, now);
+  slot& s = slot_of(c);
+  if (s.busy) {
+    const attempt_ending e = settle(deadlines_, s.times, now);
     const auto cause = retry_cause_of(why);
     if (!e.in_time) {
-      time_out(c.times, e, now);
-    } else if (!cause || !retry(c.times, *cause, now, false)) {
-      recorder_->on_socket_error(c.times, now, why);
+      time_out(s.times, e, now);
+    } else if (!cause || !retry(s.times, *cause, now, false)) {
+      recorder_->on_socket_error(s.times, now, why);
     }
   }
-  c.has_request = false;
-  const bool connect_failed = why == record::socket_reason::connect ||
-                              why == record::socket_reason::no_ports ||
-                              why == record::socket_reason::no_fds;
-  if (c.fd >= 0) close_connection(c, now, connect_failed);
+  s.busy = false;
+  if (c.transport->is_open()) close_connection(c, now, is_setup_failure(why));
 }
 
 void worker::close_connection(connection& c, nanoseconds now, bool connect_failed) {
-  if (c.fd >= 0) {
-    loop_.remove(c.fd);
-    net::close_socket(c.fd);
-    c.fd = -1;
-  }
+  c.transport->close();
   for (std::size_t i = 0; i < idle_.size(); ++i) {
     if (&connections_[idle_[i]] == &c) {
       idle_[i] = idle_.back();

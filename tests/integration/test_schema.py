@@ -152,7 +152,7 @@ def drop_skipped(r):
 
 
 def unknown_socket_reason(r):
-    r["socket_errors"]["tls_handshake"] = 0
+    r["socket_errors"]["no_such_reason"] = 0
 
 
 def wrong_correction_kind(r):
@@ -210,7 +210,7 @@ def latency_view_missing(r):
 # (name, fixture, mutation, a fragment the error message must contain)
 MUTATIONS = (
     ("drop outcomes.skipped", "open-constant", drop_skipped, "'skipped' is a required property"),
-    ("unknown socket_errors key", "open-socket-errors", unknown_socket_reason, "tls_handshake"),
+    ("unknown socket_errors key", "open-socket-errors", unknown_socket_reason, "no_such_reason"),
     ("wrong correction.kind", "open-constant", wrong_correction_kind, "report.correction.kind"),
     ("expected-interval without expected_interval_ns", "closed-expected-interval",
      expected_interval_without_ns, "'expected_interval_ns' is a required property"),

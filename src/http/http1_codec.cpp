@@ -1,0 +1,45 @@
+// HTTP/1.1 as a codec: one response at a time per connection, framed by the response parser.
+#include "http/codec.hpp"
+
+namespace punctual::http {
+namespace {
+
+class http1_codec final : public codec {
+ public:
+  void begin(std::uint32_t slot, bool head_request) noexcept override {
+    slot_ = slot;
+    parser_.reset(head_request);
+  }
+
+  std::size_t feed(const char* data, std::size_t size, codec_sink& sink) override {
+    const auto r = parser_.feed(data, size);
+    if (r.status == parse_status::error) {
+      sink.on_protocol_error(parser_.error());
+    } else if (r.status == parse_status::complete) {
+      sink.on_response(slot_, parser_.status_code(), parser_.keep_alive());
+    }
+    return r.consumed;
+  }
+
+  void finish_on_eof(codec_sink& sink) override {
+    if (parser_.finish_on_eof() == parse_status::complete) {
+      sink.on_response(slot_, parser_.status_code(), parser_.keep_alive());
+    } else {
+      sink.on_protocol_error(parser_.error());
+    }
+  }
+
+  bool started() const noexcept override { return parser_.started(); }
+  std::uint32_t max_slots() const noexcept override { return 1; }
+  bool allows_deferred_reads() const noexcept override { return true; }
+
+ private:
+  response_parser parser_;
+  std::uint32_t slot_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<codec> make_http1_codec() { return std::make_unique<http1_codec>(); }
+
+}  // namespace punctual::http
