@@ -2,7 +2,7 @@
 # Installs (apt-get) only what is missing. Idempotent; needs root on a fresh Debian 12.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
-      libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libssl-dev libyaml-cpp-dev
+      libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libssl-dev openssl libyaml-cpp-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       nginx-light nodejs npm python3 python3-jsonschema wrk iproute2 procps util-linux)
 missing=()

@@ -99,7 +99,7 @@ void add_run_command(CLI::App& app, command_runner& chosen) {
 void add_serve_command(CLI::App& app, command_runner& chosen) {
   auto options = std::make_shared<serve_options>();
   auto& c = options->config;
-  CLI::App* cmd = app.add_subcommand("serve", "run the stalling HTTP test server");
+  CLI::App* cmd = app.add_subcommand("serve", "run the stalling HTTP (or HTTPS) test server");
   cmd->add_option("--host", c.host, "address to listen on (127.0.0.1, ::1, ...)")
       ->capture_default_str();
   c.port = 8080;
@@ -131,6 +131,17 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
                   "close keep-alive connections idle for this long");
   cmd->add_option("--mark-late", options->mark_late_text,
                   "answer '299 Late' when a response is due this long or more after its request");
+  cmd->add_option("--tls-cert", c.tls.cert_path,
+                  "serve HTTPS (TLS 1.2 and 1.3, ALPN http/1.1) with this PEM certificate chain");
+  cmd->add_option("--tls-key", c.tls.key_path,
+                  "unencrypted PEM private key of --tls-cert (default: the --tls-cert file)");
+  cmd->add_flag("--tls-self-signed", c.tls.self_signed,
+                "serve HTTPS with a key and certificate made at start for localhost, 127.0.0.1 "
+                "and ::1, valid for a day; its SHA-256 fingerprint is printed");
+  cmd->add_option("--tls-fault", options->tls_fault_text,
+                  "KIND[:after=N]: every connection after the first N (default 0) gets a hostile "
+                  "handshake; KIND is garbage-hello, stall-handshake, close-in-handshake or "
+                  "plaintext-answer");
   cmd->callback([options, &chosen] { chosen = [options] { return serve_command(*options); }; });
 }
 

@@ -74,6 +74,11 @@ void parse_faults(const std::vector<std::string>& texts, server::server_config& 
 
 server::server_config finish_config(serve_options& o) {
   parse_faults(o.fault_texts, o.config);
+  try {
+    if (!o.tls_fault_text.empty()) o.config.tls.fault = server::parse_tls_fault(o.tls_fault_text);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
   if (!o.idle_close_text.empty()) {
     o.config.idle_close = parse_duration("--idle-close", o.idle_close_text);
     if (o.config.idle_close.count() <= 0) throw usage_error("--idle-close: must be > 0");
@@ -113,6 +118,12 @@ int serve_command(serve_options& options) {
     srv->start();
   } catch (const std::runtime_error& e) {
     throw run_error(e.what());
+  }
+  if (const server::tls_context* tls = srv->tls(); tls && tls->self_signed()) {
+    // Lets a client pin the certificate it cannot otherwise verify; printed before the
+    // "listening on" line, which callers wait for.
+    std::printf("tls: self-signed certificate, SHA-256 fingerprint %s\n",
+                tls->fingerprint().c_str());
   }
   std::printf("listening on %s\n", srv->address().c_str());
   std::fflush(stdout);

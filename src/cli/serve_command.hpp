@@ -18,6 +18,7 @@ struct serve_options {
   std::vector<std::string> fault_texts;
   std::string idle_close_text;
   std::string mark_late_text;
+  std::string tls_fault_text;
 };
 
 int serve_command(serve_options& options);

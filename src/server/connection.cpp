@@ -25,6 +25,18 @@ bool closes_connection(fault_kind kind) {
   }
 }
 
+// Enough for any ClientHello; a client that sends more before an answer gets it anyway.
+constexpr std::size_t max_hello_bytes = 64 * 1024;
+
+// The first TLS record is complete, or what came cannot be TLS (answered as it is).
+bool hello_complete(std::string_view bytes) {
+  if (bytes.size() >= max_hello_bytes) return true;
+  if (bytes.size() < 5) return false;
+  if (bytes[0] != 0x16) return true;  // not a handshake record
+  const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
+  return bytes.size() >= 5 + ((std::size_t{b[3]} << 8) | b[4]);
+}
+
 }  // namespace
 
 void pending_queue::push(const pending_response& r) {
@@ -43,8 +55,54 @@ void pending_queue::pop() {
   --count_;
 }
 
-connection::connection(int fd, std::uint32_t generation, nanoseconds now, nanoseconds idle_close)
-    : fd_(fd), generation_(generation), idle_close_(idle_close), last_activity_(now) {}
+connection::connection(int fd, std::uint32_t generation, nanoseconds now, nanoseconds idle_close,
+                       std::unique_ptr<tls_session> tls, tls_fault_kind hostile)
+    : fd_(fd),
+      generation_(generation),
+      idle_close_(idle_close),
+      last_activity_(now),
+      tls_(std::move(tls)),
+      hostile_(hostile) {}
+
+ssize_t connection::receive(char* buffer, std::size_t size) {
+  return tls_ ? tls_->read(buffer, size) : ::recv(fd_, buffer, size, 0);
+}
+
+ssize_t connection::send_some(const char* data, std::size_t size) {
+  return tls_ ? tls_->write(data, size) : ::send(fd_, data, size, MSG_NOSIGNAL);
+}
+
+bool connection::on_hello_bytes(std::string_view data, const tls_context& tls,
+                                const response_set& responses) {
+  last_activity_ =
+      std::chrono::duration_cast<nanoseconds>(std::chrono::steady_clock::now().time_since_epoch());
+  if (hello_answered_) return false;  // what follows the ClientHello is never looked at
+  hello_.append(data.substr(0, max_hello_bytes - std::min(hello_.size(), max_hello_bytes)));
+  if (!hello_complete(hello_)) return false;
+  hello_answered_ = true;
+  reading_closed_ = true;
+  switch (hostile_) {
+    case tls_fault_kind::none:
+    case tls_fault_kind::stall_handshake:
+      return false;
+    case tls_fault_kind::garbage_hello:
+      out_ = tls.garbage();
+      break;
+    case tls_fault_kind::close_in_handshake:
+      out_ = tls.first_server_record(hello_);
+      break;
+    case tls_fault_kind::plaintext_answer:
+      out_ = responses.bad_request;
+      break;
+  }
+  close_after_write_ = true;
+  return true;
+}
+
+void connection::before_close() {
+  // A reset fault ends the connection abortively: no close_notify before the RST.
+  if (tls_ && !reset_after_write_) tls_->close_notify();
+}
 
 void connection::queue(const pending_response& r) {
   // Responses leave in request order, so one never overtakes an earlier, slower one.
@@ -196,7 +254,7 @@ connection::status connection::flush(nanoseconds now, const response_set& respon
 
 connection::status connection::write_out() {
   while (out_sent_ < out_.size()) {
-    const ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL);
+    const ssize_t n = send_some(out_.data() + out_sent_, out_.size() - out_sent_);
     if (n > 0) {
       out_sent_ += static_cast<std::size_t>(n);
     } else if (n < 0 && errno == EINTR) {

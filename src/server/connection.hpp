@@ -1,11 +1,15 @@
 // One accepted connection of the test server: reads requests, queues their responses in
 // arrival order with their due times, writes those that are due, and plays the request's
-// fault (fault.hpp) when its response is due.
+// fault (fault.hpp) when its response is due. Over TLS the same, once the handshake is done;
+// a hostile TLS connection (tls_fault.hpp) plays its fault on the ClientHello instead.
 #pragma once
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +21,7 @@
 #include "server/responses.hpp"
 #include "server/server_config.hpp"
 #include "server/service_time.hpp"
+#include "server/tls.hpp"
 
 namespace punctual::server {
 
@@ -62,14 +67,30 @@ struct answer_policy {
 
 class connection {
  public:
-  // `now`: the accept time, from which an idle connection counts its idle time.
+  // `now`: the accept time, from which an idle connection counts its idle time. Plain TCP
+  // without `tls`; `hostile` (with no `tls`) plays that TLS fault instead of handshaking.
   connection(int fd, std::uint32_t generation, std::chrono::nanoseconds now,
-             std::chrono::nanoseconds idle_close);
+             std::chrono::nanoseconds idle_close, std::unique_ptr<tls_session> tls = nullptr,
+             tls_fault_kind hostile = tls_fault_kind::none);
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
   int fd() const { return fd_; }
   std::uint32_t generation() const { return generation_; }
+
+  bool tls() const { return tls_ != nullptr; }
+  bool handshaking() const { return tls_ && !tls_->handshake_done(); }
+  tls_session::step continue_handshake() { return tls_->handshake(); }
+  bool hostile() const { return hostile_ != tls_fault_kind::none; }
+
+  // Reads as recv() does, through TLS on a TLS connection.
+  ssize_t receive(char* buffer, std::size_t size);
+  // Hostile connections: bytes of the ClientHello. Once it is complete, queues the fault's
+  // answer; true when there is something to write.
+  bool on_hello_bytes(std::string_view data, const tls_context& tls, const response_set& responses);
+  // Just before the socket is closed: a TLS connection that ends in good order says
+  // close_notify, so that a client can tell the end from a truncation.
+  void before_close();
 
   // Parses bytes read at `arrival`; queues a response per request (due = arrival + service,
   // never before the previous one) with the fault drawn for it.
@@ -101,6 +122,7 @@ class connection {
   bool closing() const { return close_after_write_ || reset_after_write_; }
   bool idle_expired(std::chrono::nanoseconds now) const;
   status write_out();
+  ssize_t send_some(const char* data, std::size_t size);
 
   int fd_;
   std::uint32_t generation_;
@@ -119,6 +141,10 @@ class connection {
   bool trickling_ = false;
   std::size_t trickle_pos_ = 0;
   std::chrono::nanoseconds trickle_next_{0};
+  std::unique_ptr<tls_session> tls_;
+  tls_fault_kind hostile_ = tls_fault_kind::none;
+  bool hello_answered_ = false;
+  std::string hello_;  // hostile: the ClientHello so far
 };
 
 }  // namespace punctual::server

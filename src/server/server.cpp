@@ -48,6 +48,7 @@ server_config validated(server_config config) {
   if (config.idle_close.count() < 0) throw std::invalid_argument("negative idle-close time");
   if (config.mark_late.count() < 0) throw std::invalid_argument("negative mark-late time");
   validate_faults(config.faults);
+  validate_tls_options(config.tls);
   return config;
 }
 
@@ -65,7 +66,8 @@ std::string stall_log_line(const stall_record& s) {
 server::server(server_config config)
     : config_(validated(std::move(config))),
       plan_(stall_plan::from_config(config_)),
-      responses_(response_set::make(config_.body_size)) {}
+      responses_(response_set::make(config_.body_size)),
+      tls_(config_.tls.enabled() ? std::make_unique<tls_context>(config_.tls) : nullptr) {}
 
 server::~server() {
   try {
@@ -127,7 +129,8 @@ std::uint16_t server::start() {
     std::fclose(probe);
   }
   for (int i = 0; i < config_.threads; ++i) {
-    workers_.push_back(std::make_unique<worker>(i, config_, listen_fd_, gate_, responses_));
+    workers_.push_back(
+        std::make_unique<worker>(i, config_, listen_fd_, gate_, responses_, tls_.get()));
     writer_slots_.push_back(&workers_.back()->writer());
   }
   origin_ = mono_now();

@@ -23,6 +23,7 @@
 #include "server/server_config.hpp"
 #include "server/stall_gate.hpp"
 #include "server/stall_plan.hpp"
+#include "server/tls.hpp"
 
 namespace punctual::server {
 
@@ -42,7 +43,8 @@ std::string stall_log_line(const stall_record& stall);
 
 class server {
  public:
-  // Throws std::invalid_argument for an impossible config (bad stall plan, threads < 1).
+  // Throws std::invalid_argument for an impossible config (bad stall plan, threads < 1, TLS
+  // options that contradict each other, a certificate or key that cannot be used).
   explicit server(server_config config);
   ~server();  // stops and joins if still running (logs are written; errors are swallowed)
   server(const server&) = delete;
@@ -63,6 +65,8 @@ class server {
   // "127.0.0.1:PORT" or "[::1]:PORT".
   std::string address() const;
   const server_config& config() const { return config_; }
+  // The TLS context (certificate, fingerprint), or null when the server speaks plain HTTP.
+  const tls_context* tls() const { return tls_.get(); }
   const stall_plan& plan() const { return plan_; }
   // The instant the stall plan counts from, on CLOCK_MONOTONIC (set by start()).
   std::chrono::nanoseconds origin_mono() const { return origin_; }
@@ -83,6 +87,7 @@ class server {
   server_config config_;
   stall_plan plan_;
   response_set responses_;
+  std::unique_ptr<tls_context> tls_;
   stall_gate gate_;
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;

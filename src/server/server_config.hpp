@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/fault.hpp"
+#include "server/tls_fault.hpp"
 
 namespace punctual::server {
 
@@ -49,6 +50,9 @@ struct server_config {
   // "299 Late" (0 = off). With a client timeout below it, a 299 can never be on time, so a
   // client that counts one has given a late response to another request.
   std::chrono::nanoseconds mark_late{0};
+
+  // HTTPS instead of plain HTTP, and the hostile handshakes (tls_fault.hpp).
+  tls_options tls;
 
   std::string stall_log_path;    // empty = no stall log
   std::string arrival_log_path;  // empty = no arrival log

@@ -39,9 +39,10 @@ void fail(const char* what) {
 }  // namespace
 
 worker::worker(int index, const server_config& config, int listen_fd, const stall_gate& gate,
-               const response_set& responses)
+               const response_set& responses, tls_context* tls)
     : gate_(gate),
       responses_(responses),
+      tls_(tls),
       listen_fd_(listen_fd),
       policy_(config, static_cast<std::uint64_t>(index)),
       recorder_(!config.arrival_log_path.empty()),
@@ -136,7 +137,18 @@ void worker::accept_all() {
       slots_.emplace_back();
     }
     const std::uint32_t generation = next_generation_++;
-    slots_[slot] = std::make_unique<connection>(fd, generation, mono_now(), policy_.idle_close);
+    std::unique_ptr<tls_session> session;
+    const tls_fault_kind hostile = tls_ ? tls_->next_connection_fault() : tls_fault_kind::none;
+    if (tls_ && hostile == tls_fault_kind::none) {
+      session = tls_session::open(tls_->native(), fd);
+      if (!session) {
+        ::close(fd);
+        free_slots_.push_back(slot);
+        continue;
+      }
+    }
+    slots_[slot] = std::make_unique<connection>(fd, generation, mono_now(), policy_.idle_close,
+                                                std::move(session), hostile);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
     ev.data.u64 = tag_of(slot, generation);
@@ -149,21 +161,36 @@ void worker::accept_all() {
 }
 
 void worker::on_connection_event(std::uint32_t slot, std::uint32_t events) {
-  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) read_all(slot);
+  const connection& conn = *slots_[slot];
+  if (conn.hostile()) {
+    read_hello(slot);
+    return;
+  }
+  // The handshake is the server answering, so it waits behind the stall gate in flush_due:
+  // a stalled server answers no ClientHello either.
+  if (conn.handshaking()) {
+    mark_ready(slot);
+    return;
+  }
+  // OpenSSL may wait for the socket to become writable before it can read on, so a TLS
+  // connection reads on every edge.
+  const std::uint32_t read_on = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+  if (conn.tls() || (events & read_on)) read_all(slot);
   if (slots_[slot] && (events & EPOLLOUT)) mark_ready(slot);
 }
 
 void worker::read_all(std::uint32_t slot) {
   connection& conn = *slots_[slot];
   while (!conn.reading_closed()) {
-    const ssize_t n = ::recv(conn.fd(), read_buffer_.data(), read_buffer_.size(), 0);
+    const ssize_t n = conn.receive(read_buffer_.data(), read_buffer_.size());
     if (n > 0) {
-      // The head is complete when the bytes that complete it have been read.
+      // The head is complete when the bytes that complete it have been read (and decrypted).
       const nanoseconds arrival = mono_now();
       const std::string_view data(read_buffer_.data(), static_cast<std::size_t>(n));
       conn.on_bytes(data, arrival, policy_);
       arm(slot);
-      if (static_cast<std::size_t>(n) < read_buffer_.size()) return;
+      // A short recv() emptied the socket; a TLS read returns one record at a time.
+      if (!conn.tls() && static_cast<std::size_t>(n) < read_buffer_.size()) return;
     } else if (n == 0) {
       conn.on_peer_closed();
       mark_ready(slot);
@@ -177,6 +204,43 @@ void worker::read_all(std::uint32_t slot) {
       return;
     }
   }
+}
+
+// A hostile connection reads until the socket is empty, whatever it has answered, so that
+// closing it sends a FIN rather than the RST that unread bytes would cause.
+void worker::read_hello(std::uint32_t slot) {
+  connection& conn = *slots_[slot];
+  for (;;) {
+    const ssize_t n = ::recv(conn.fd(), read_buffer_.data(), read_buffer_.size(), 0);
+    if (n > 0) {
+      const std::string_view data(read_buffer_.data(), static_cast<std::size_t>(n));
+      if (conn.on_hello_bytes(data, *tls_, responses_)) mark_ready(slot);
+    } else if (n == 0) {
+      conn.on_peer_closed();
+      mark_ready(slot);
+      return;
+    } else if (errno != EINTR) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) close_connection(slot);
+      return;
+    }
+  }
+}
+
+// Advances the handshake; once it is done, reads what the client sent along with its last
+// handshake message (no edge will announce those bytes again). False when the connection is
+// gone.
+bool worker::finish_handshake(std::uint32_t slot) {
+  switch (slots_[slot]->continue_handshake()) {
+    case tls_session::step::failed:
+      close_connection(slot);
+      return false;
+    case tls_session::step::pending:
+      return true;
+    case tls_session::step::done:
+      read_all(slot);
+      return slots_[slot] != nullptr;
+  }
+  return true;
 }
 
 void worker::mark_ready(std::uint32_t slot) {
@@ -215,8 +279,9 @@ void worker::flush_due() {
   flushing_.swap(ready_);
   for (const std::uint32_t slot : flushing_) {
     if (!slots_[slot]) continue;
+    slots_[slot]->in_ready = false;
+    if (slots_[slot]->handshaking() && !finish_handshake(slot)) continue;
     connection& conn = *slots_[slot];
-    conn.in_ready = false;
     if (conn.flush(now, responses_, recorder_) == connection::status::close) {
       close_connection(slot);
     } else {
@@ -230,6 +295,7 @@ void worker::flush_due() {
 void worker::close_connection(std::uint32_t slot) {
   connection& conn = *slots_[slot];
   conn.abandon(recorder_);
+  conn.before_close();
   ::close(conn.fd());
   slots_[slot].reset();
   free_slots_.push_back(slot);

@@ -13,14 +13,16 @@
 #include "server/connection.hpp"
 #include "server/server_config.hpp"
 #include "server/stall_gate.hpp"
+#include "server/tls.hpp"
 
 namespace punctual::server {
 
 class worker {
  public:
-  // listen_fd is shared by all workers (EPOLLEXCLUSIVE spreads the accepts).
+  // listen_fd is shared by all workers (EPOLLEXCLUSIVE spreads the accepts); so is `tls`
+  // (null: plain HTTP).
   worker(int index, const server_config& config, int listen_fd, const stall_gate& gate,
-         const response_set& responses);
+         const response_set& responses, tls_context* tls);
   ~worker();
   worker(const worker&) = delete;
   worker& operator=(const worker&) = delete;
@@ -44,6 +46,8 @@ class worker {
   void accept_all();
   void on_connection_event(std::uint32_t slot, std::uint32_t events);
   void read_all(std::uint32_t slot);
+  void read_hello(std::uint32_t slot);
+  bool finish_handshake(std::uint32_t slot);
   void flush_due();
   void mark_ready(std::uint32_t slot);
   void arm(std::uint32_t slot);
@@ -51,6 +55,7 @@ class worker {
 
   const stall_gate& gate_;
   const response_set& responses_;
+  tls_context* tls_;
   int listen_fd_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
