@@ -83,6 +83,12 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--retry-backoff", o.retry.backoff, "exp:BASE..CAP, full jitter (default exp:50ms..2s)");
   cmd.add_option("--retry-budget", o.retry.budget, "cap retries at this share of first attempts, e.g. 10%");
   cmd.add_option("--attempt-timeout", o.retry.attempt_timeout, "deadline of one attempt, from when it was due (retry-on timeout)");
+  cmd.add_option("--cacert", o.cacert, "https: also trust the CA certificates in this PEM file");
+  cmd.add_flag("--insecure", o.insecure, "https: do not verify the server's certificate (said in every report)");
+  cmd.add_option("--cert", o.cert, "https: present this client certificate (PEM; needs --key)");
+  cmd.add_option("--key", o.key, "https: the private key of --cert (PEM)");
+  cmd.add_option("--resolve", o.resolve, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
+      ->allow_extra_args(false);
 }
 
 void add_run_command(CLI::App& app, command_runner& chosen) {

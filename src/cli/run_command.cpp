@@ -48,13 +48,14 @@ class signal_scope {
 };
 
 void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
-                    std::chrono::nanoseconds interval) {
+                    std::chrono::nanoseconds interval, bool tls) {
   const double length = static_cast<double>(interval.count()) / 1e9;
   const double start = static_cast<double>(index) * length;
   // Response time untagged: Java's HistogramLogProcessor reads only untagged lines by default.
   log.write_interval("", start, length, v[record::view::response_time]);
   for (std::size_t i = 1; i < record::view_count; ++i) {
-    log.write_interval(record::view_names[i], start, length, v[static_cast<record::view>(i)]);
+    const auto view = static_cast<record::view>(i);
+    if (record::reported(view, tls)) log.write_interval(record::view_names[i], start, length, v[view]);
   }
 }
 
@@ -138,7 +139,7 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
       log = std::make_unique<hdr::interval_log_writer>(hlog_text, static_cast<double>(start.count()) / 1e9);
       log->write_header("[Logged with punctual 0.1.0]");
     }
-    write_interval(*log, index, v, setup.config.interval);
+    write_interval(*log, index, v, setup.config.interval, setup.config.tls.enabled);
   };
   engine::run_result r;
   {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/tls_options.hpp"
 #include "cli/units.hpp"
 #include "http/request.hpp"
 #include "http/url.hpp"
@@ -159,8 +160,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   const auto spec = build_request(o, *target.value);
   c.request = http::encode_request(spec);
   c.head_request = spec.method == "HEAD";
-  std::string error;
-  if (!net::resolve(target.value->host, target.value->port, c.target, error)) throw usage_error(error);
+  apply_tls_options(o, *target.value, c);
+  c.target = connect_address(o, *target.value);
 
   c.command_line = command_line;
   c.target_url = http::to_string(*target.value);

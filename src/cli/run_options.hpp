@@ -45,6 +45,12 @@ struct run_options {
   std::string slo_bound = "point";
   bool allow_uncorrected = false;
   retry_texts retry;
+  // https://
+  std::string cacert;
+  bool insecure = false;
+  std::string cert;
+  std::string key;
+  std::vector<std::string> resolve;  // HOST:PORT:ADDR
 };
 
 struct run_setup {

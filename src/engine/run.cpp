@@ -9,6 +9,8 @@
 #include <memory>
 #include <thread>
 
+#include "net/tls.hpp"
+
 namespace punctual::engine {
 namespace {
 
@@ -34,7 +36,8 @@ record::view_set& pending_interval(interval_map& pending, std::int64_t index) {
 
 load_run::load_run(const run_config& config)
     : config_(config),
-      transports_(net::tcp_transport_factory()),
+      transports_(config.tls.enabled ? net::tls_transport_factory(config.tls)
+                                     : net::tcp_transport_factory()),
       requests_(config.request, config.head_request) {
   const worker_parts parts{*transports_, requests_};
   const std::uint32_t threads = config.threads;
@@ -138,6 +141,10 @@ run_result load_run::execute(const interval_sink& sink) {
     result.load.add(w->recorder().load());
     result.send_gaps.add(w->recorder().send_gaps());
     result.workers.push_back(w->stats());
+    if (!result.tls && w->first_tls()) {
+      const net::tls_state& t = *w->first_tls();
+      result.tls = run::tls_summary{t.version, t.cipher, t.alpn};
+    }
   }
   return result;
 }

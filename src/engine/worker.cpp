@@ -51,6 +51,7 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
   if (plan) stream_.emplace(*plan, id);
   if (config.retry.enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
+  early_handshakes_.reserve(connections);
   std::uint32_t slots = 0;
   bool defer = config.model == model_kind::open;
   for (auto& c : connections_) {
@@ -95,6 +96,10 @@ void worker::prepare(nanoseconds start) {
   // Attempts can still be sent until the last deadline of the drain.
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
                     window_end_ + config_.timeout);
+  for (const auto& [took, resumed] : early_handshakes_) {
+    recorder_->on_tls_handshake(start + config_.warmup, took, resumed);
+  }
+  early_handshakes_.clear();
   for (auto& c : connections_) c.next_send = start;
 }
 

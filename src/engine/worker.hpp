@@ -69,6 +69,8 @@ class worker {
   void wake() noexcept;
 
   record::recorder& recorder() noexcept { return *recorder_; }
+  // What this worker's first TLS handshake negotiated, if it made one.
+  const std::optional<net::tls_state>& first_tls() const noexcept { return first_tls_; }
   const worker_stats& stats() const noexcept { return stats_; }
 
  private:
@@ -99,6 +101,7 @@ class worker {
   void start_connect(connection& c, nanoseconds now);
   void on_event(const epoll_event& ev, nanoseconds now);
   void on_set_up(connection& c, nanoseconds now);
+  void note_handshake(const net::tls_state& tls, nanoseconds now);
   void send_request(slot& s, nanoseconds now);
   void continue_write(slot& s, nanoseconds now);
   void on_readable(connection& c, nanoseconds now, bool read_to_end);
@@ -152,6 +155,10 @@ class worker {
   std::vector<record::request_times> retries_;
   retry_budget budget_;
   std::optional<record::recorder> recorder_;
+  // TLS handshakes made before the recorder exists (the connections opened before the start):
+  // how long each took and whether it resumed.
+  std::vector<std::pair<nanoseconds, bool>> early_handshakes_;
+  std::optional<net::tls_state> first_tls_;
 
   nanoseconds start_{};
   nanoseconds window_end_{};

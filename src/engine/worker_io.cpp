@@ -125,6 +125,7 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
       if (c.state != conn_state::connecting) continue;
       const net::setup_status st = c.transport->advance();
       if (st == net::setup_status::ready) {
+        note_handshake(c.transport->tls(), net::mono_now());
         c.state = conn_state::idle;
         idle_.push_back(static_cast<std::uint32_t>(ev.data.u64));
       } else if (st == net::setup_status::failed) {
@@ -179,9 +180,20 @@ void worker::on_event(const epoll_event& ev, nanoseconds now) {
 
 void worker::on_set_up(connection& c, nanoseconds now) {
   c.last_connect_failed = false;
+  note_handshake(c.transport->tls(), now);
   recorder_->count_reconnect();
   if (slot_of(c).busy) return send_request(slot_of(c), now);
   became_idle(c, now);
+}
+
+void worker::note_handshake(const net::tls_state& tls, nanoseconds now) {
+  if (!tls.handshaken) return;
+  if (!first_tls_) first_tls_ = tls;
+  if (recorder_) {
+    recorder_->on_tls_handshake(now, tls.handshake_time, tls.resumed);
+  } else {
+    early_handshakes_.emplace_back(tls.handshake_time, tls.resumed);
+  }
 }
 
 void worker::send_request(slot& s, nanoseconds now) {
@@ -291,11 +303,13 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
   if (!sink.completed) return true;
   const bool stray = consumed != size;
   complete(c, s, sink.keep_alive, sink.status, now, arrived);
-  if (stray && c.transport->is_open()) {
+  // Completing may have closed the connection, and reopened it: then these bytes' socket is gone.
+  const bool carried_on = c.state == conn_state::idle || c.state == conn_state::busy;
+  if (stray && carried_on) {
     close_connection(c, now);
     return false;
   }
-  return c.transport->is_open();
+  return carried_on;
 }
 
 void worker::complete(connection& c, slot& s, bool keep_alive, int status, nanoseconds now,

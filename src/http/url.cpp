@@ -11,7 +11,7 @@ namespace punctual::http {
 
 namespace {
 
-constexpr std::string_view expected_form = "expected http://host[:port][/path]";
+constexpr std::string_view expected_form = "expected http[s]://host[:port][/path]";
 
 url_result failure(std::string_view text, std::string_view what) {
   return {std::nullopt, "target " + quoted(text) + ": " + std::string{what}};
@@ -129,10 +129,8 @@ url_result parse_url(std::string_view text) {
                              quoted(std::string_view{"http://" + std::string{text}}) + "?)");
   }
   const std::string_view scheme = text.substr(0, scheme_end);
-  if (iequals(scheme, "https")) {
-    return {std::nullopt, "https is not supported yet: TLS arrives in a later release; use http://"};
-  }
-  if (!iequals(scheme, "http")) {
+  const bool tls = iequals(scheme, "https");
+  if (!tls && !iequals(scheme, "http")) {
     return failure(text, "unsupported scheme " + quoted(scheme) + " (" + std::string{expected_form} + ")");
   }
   std::string_view rest = text.substr(scheme_end + 3);
@@ -140,6 +138,8 @@ url_result parse_url(std::string_view text) {
   const auto path_start = rest.find_first_of("/?");
   const std::string_view authority = rest.substr(0, path_start);
   url out;
+  out.tls = tls;
+  out.port = tls ? 443 : 80;
   if (auto error = parse_authority(authority, out)) return failure(text, *error);
   if (path_start != std::string_view::npos) {
     const std::string_view target = rest.substr(path_start);
@@ -150,12 +150,12 @@ url_result parse_url(std::string_view text) {
 
 std::string host_header_value(const url& target) {
   std::string value = target.is_ipv6_literal ? "[" + target.host + "]" : target.host;
-  if (target.port != 80) value += ":" + std::to_string(target.port);
+  if (target.port != (target.tls ? 443 : 80)) value += ":" + std::to_string(target.port);
   return value;
 }
 
 std::string to_string(const url& target) {
-  return "http://" + host_header_value(target) + target.path_and_query;
+  return (target.tls ? "https://" : "http://") + host_header_value(target) + target.path_and_query;
 }
 
 }  // namespace punctual::http

@@ -36,13 +36,15 @@ struct failure {
   std::string text;  // one line: the errno text or the TLS library's reason
 };
 
-// What a TLS transport negotiated; empty for plain TCP.
+// What a TLS transport negotiated on its current connection; nothing for plain TCP. Kept
+// without allocating: the library's names are static, ALPN is copied into a small buffer.
 struct tls_state {
   bool handshaken = false;
-  bool resumed = false;  // this connection resumed an earlier session
-  std::string version;   // "TLSv1.3"
-  std::string cipher;
-  std::string alpn;      // "http/1.1", or empty when the server chose none
+  bool resumed = false;          // this connection resumed an earlier session
+  nanoseconds handshake_time{};  // from the TCP connect's end to the handshake's
+  const char* version = "";      // "TLSv1.3"
+  const char* cipher = "";
+  char alpn[24] = {};            // "http/1.1", or empty when the server chose none
 };
 
 class transport {

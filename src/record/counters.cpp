@@ -31,6 +31,8 @@ void counters::add(const counters& other) noexcept {
   bytes_sent += other.bytes_sent;
   bytes_received += other.bytes_received;
   reconnects += other.reconnects;
+  tls_handshakes += other.tls_handshakes;
+  tls_resumed += other.tls_resumed;
   attempts.add(other.attempts);
 }
 

@@ -32,6 +32,8 @@ struct counters {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t reconnects = 0;
+  std::uint64_t tls_handshakes = 0;  // completed, those before the start included
+  std::uint64_t tls_resumed = 0;     // of them, those that resumed a session
   attempt_counts attempts;
 
   std::uint64_t outcome_total() const noexcept {

@@ -62,15 +62,19 @@ enum class view : std::uint8_t {
   send_lag,
   queue_wait,
   connect_time,
+  tls_handshake,  // per TLS handshake (those before the start too); TLS runs only
 };
-inline constexpr std::size_t view_count = 7;
+inline constexpr std::size_t view_count = 8;
 inline constexpr std::array<std::string_view, view_count> view_names{
     "response_time", "response_time_ok", "service_time", "time_to_first_byte",
-    "send_lag",      "queue_wait",       "connect_time"};
+    "send_lag",      "queue_wait",       "connect_time", "tls_handshake"};
 
 constexpr std::size_t index(outcome o) noexcept { return static_cast<std::size_t>(o); }
 constexpr std::size_t index(socket_reason r) noexcept { return static_cast<std::size_t>(r); }
 constexpr std::size_t index(retry_cause c) noexcept { return static_cast<std::size_t>(c); }
 constexpr std::size_t index(view v) noexcept { return static_cast<std::size_t>(v); }
+
+// Whether a run reports view v: the TLS handshake view only when it spoke TLS.
+constexpr bool reported(view v, bool tls) noexcept { return v != view::tls_handshake || tls; }
 
 }  // namespace punctual::record

@@ -100,6 +100,13 @@ void recorder::record_service(const request_times& t, nanoseconds done) noexcept
   }
 }
 
+void recorder::on_tls_handshake(nanoseconds at, nanoseconds took, bool resumed) noexcept {
+  counters& c = counts_of(at);
+  c.tls_handshakes++;
+  if (resumed) c.tls_resumed++;
+  record_view(view::tls_handshake, at, at, took);
+}
+
 void recorder::on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept {
   counts_of(intended).bytes_received += bytes;
 }

@@ -57,6 +57,10 @@ class recorder {
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
   void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
   void count_reconnect() noexcept { measured_.reconnects++; }
+  // A TLS handshake that ended at `at` (before the start: at the measured window's start) and
+  // took `took`. It belongs to no request; a request that waited for it carries it in its
+  // connect time.
+  void on_tls_handshake(nanoseconds at, nanoseconds took, bool resumed) noexcept;
 
   // An attempt that failed for `why` and will be retried. `answered`: a whole response came
   // back (a 5xx or 429), so its service time is recorded like any other attempt's.

@@ -1,5 +1,7 @@
 #include "record/view_set.hpp"
 
+#include <utility>
+
 namespace punctual::record {
 
 hdr::histogram_params latency_params() noexcept {
@@ -8,11 +10,16 @@ hdr::histogram_params latency_params() noexcept {
           .significant_digits = 3};
 }
 
-view_set::view_set()
-    : views_{hdr::histogram(latency_params()), hdr::histogram(latency_params()),
-             hdr::histogram(latency_params()), hdr::histogram(latency_params()),
-             hdr::histogram(latency_params()), hdr::histogram(latency_params()),
-             hdr::histogram(latency_params())} {}
+namespace {
+
+template <std::size_t... i>
+std::array<hdr::histogram, sizeof...(i)> latency_histograms(std::index_sequence<i...>) {
+  return {(static_cast<void>(i), hdr::histogram(latency_params()))...};
+}
+
+}  // namespace
+
+view_set::view_set() : views_(latency_histograms(std::make_index_sequence<view_count>{})) {}
 
 void view_set::add(const view_set& other) noexcept {
   for (std::size_t i = 0; i < view_count; ++i) views_[i].add(other.views_[i]);

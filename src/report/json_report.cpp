@@ -67,6 +67,7 @@ json latency_json(const run::result& r, const run::config& config, const verdict
   const auto& c = r.measured.counts;
   for (std::size_t i = 0; i < record::view_count; ++i) {
     const auto v = static_cast<record::view>(i);
+    if (!record::reported(v, config.tls.enabled)) continue;
     const bool censorable = v == record::view::response_time;
     latency[std::string(record::view_names[i])] =
         view_json(r.measured.views[v], censorable ? c.censored : 0);
@@ -117,6 +118,17 @@ json generator_json(const run::result& r) {
                        {"wakeups", w.wakeups}});
   }
   return json{{"workers", workers}};
+}
+
+json tls_json(const run::config& config, const run::result& r) {
+  const auto& c = r.measured.counts;
+  json t{{"version", r.tls ? json(r.tls->version) : json(nullptr)},
+         {"cipher", r.tls ? json(r.tls->cipher) : json(nullptr)},
+         {"alpn", r.tls && !r.tls->alpn.empty() ? json(r.tls->alpn) : json(nullptr)},
+         {"verify", config.tls.verify},
+         {"handshakes", c.tls_handshakes + r.warmup.counts.tls_handshakes},
+         {"resumed", c.tls_resumed + r.warmup.counts.tls_resumed}};
+  return t;
 }
 
 json validity_json(const verdicts& v) {
@@ -193,6 +205,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"slo", slo_json(v)},
            {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts)}}},
            {"generator", generator_json(r)}};
+  if (config.tls.enabled) doc["tls"] = tls_json(config, r);
   out << doc.dump(2) << '\n';
 }
 

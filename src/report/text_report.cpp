@@ -25,6 +25,21 @@ double per_second(std::uint64_t n, nanoseconds window) {
                             : 0.0;
 }
 
+// What TLS was negotiated and, in words, whether the server's certificate was checked.
+void write_tls_line(std::ostream& out, const run::config& c, const run::result& r) {
+  const auto& counts = r.measured.counts;
+  const std::string negotiated =
+      r.tls ? fmt::format("{} {}, alpn {}", r.tls->version, r.tls->cipher,
+                          r.tls->alpn.empty() ? "none" : r.tls->alpn)
+            : std::string("no handshake completed");
+  const std::string trust = c.tls.verify
+                                ? "certificate verified for " + c.tls.server_name
+                                : "certificate NOT VERIFIED (--insecure): the server is not authenticated";
+  fmt::print(out, "tls: {}; {}; {} handshakes, {} resumed\n", negotiated, trust,
+             counts.tls_handshakes + r.warmup.counts.tls_handshakes,
+             counts.tls_resumed + r.warmup.counts.tls_resumed);
+}
+
 void write_header(std::ostream& out, const run::config& c, const run::result& r) {
   const auto planned = r.measured.counts.planned;
   if (c.model == run::model_kind::open) {
@@ -51,6 +66,7 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
                  "actual send, which waited for the server)\n");
     }
   }
+  if (c.tls.enabled) write_tls_line(out, c, r);
   if (c.retry.enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry));
   if (c.warmup.count() > 0) {
     fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(c.warmup),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "net/socket.hpp"
+#include "net/tls.hpp"
 #include "record/outcome.hpp"
 #include "schedule/plan.hpp"
 
@@ -40,21 +41,11 @@ struct retry_policy {
   bool retries_on(record::retry_cause c) const noexcept { return (on >> record::index(c)) & 1U; }
 };
 
-// https:// targets. Verification is on unless --insecure.
-struct tls_options {
-  bool enabled = false;
-  bool verify = true;
-  std::string server_name;  // SNI and the name the certificate must carry
-  std::string ca_file;      // --cacert: added to the system trust store
-  std::string cert_file;    // --cert/--key: a client certificate
-  std::string key_file;
-};
-
 struct config {
   std::vector<std::string> command_line;
   std::string target_url;  // as reports name it
   net::address target;     // where connections go (after --resolve)
-  tls_options tls;
+  net::tls_client_config tls;  // https:// targets; verification is on unless --insecure
 
   std::string request;  // the encoded request bytes, sent as-is each time
   bool head_request = false;

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "net/clock.hpp"
@@ -23,6 +25,13 @@ struct worker_stats {
   std::uint64_t wakeups = 0;
 };
 
+// What the first TLS handshake negotiated (the run's connections all offer the same).
+struct tls_summary {
+  std::string version;
+  std::string cipher;
+  std::string alpn;
+};
+
 struct result {
   record::phase measured;
   record::phase warmup;
@@ -35,6 +44,7 @@ struct result {
   record::per_second_load load;  // the measured window's planned requests and attempts
   hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
   std::vector<worker_stats> workers;
+  std::optional<tls_summary> tls;  // TLS runs that completed a handshake
 };
 
 }  // namespace punctual::run

@@ -248,29 +248,33 @@ def punctual_serve(binary, *args, startup_timeout_s=5.0):
 
 
 def read_listening_port(proc, timeout_s):
-    """Reads lines from stdout (then stderr) until `listening on 127.0.0.1:PORT`."""
+    """Reads stdout and stderr until `listening on 127.0.0.1:PORT`. It reads raw bytes, not
+    lines: serve may print two lines at once (`tls: ...` then `listening on ...`), and a
+    buffered readline would keep the second where select() cannot see it. Everything read is
+    left in proc.serve_output for the caller (e.g. the certificate's fingerprint)."""
     import selectors
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     sel.register(proc.stderr, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout_s
-    seen = []
+    seen = b""
     try:
         while time.monotonic() < deadline:
             for key, _ in sel.select(timeout=max(0.0, deadline - time.monotonic())):
-                line = key.fileobj.readline()
-                if not line:
+                chunk = os.read(key.fileobj.fileno(), 65536)
+                if not chunk:
                     sel.unregister(key.fileobj)
                     continue
-                seen.append(line)
-                m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+                seen += chunk
+                m = re.search(rb"listening on 127\.0\.0\.1:(\d+)", seen)
                 if m:
+                    proc.serve_output = seen.decode(errors="replace")
                     return int(m.group(1))
             if proc.poll() is not None:
                 break
     finally:
         sel.close()
-    raise RuntimeError(f"punctual serve did not report its port; output: {''.join(seen)!r}")
+    raise RuntimeError(f"punctual serve did not report its port; output: {seen.decode(errors='replace')!r}")
 
 
 # ---------------------------------------------------------------------------

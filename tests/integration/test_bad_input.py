@@ -34,7 +34,6 @@ def cases(url):
         ("flag without value", ["run", "-R", "100", url, "-d"], "duration"),
         # targets
         ("no scheme", ["run", *ok, "notaurl"], "notaurl"),
-        ("https", ["run", *ok, "https://127.0.0.1:9/"], "https"),
         ("ftp", ["run", *ok, "ftp://127.0.0.1/"], "ftp"),
         ("empty host", ["run", *ok, "http://"], "http://"),
         ("port too large", ["run", *ok, "http://127.0.0.1:99999/"], "99999"),

@@ -7,7 +7,9 @@ punctual wrote (--schedule-out) we rebuild the true response time of every plann
 compare its percentiles with the JSON report. We also check the denominator rule and that
 requests reach the server on schedule, and that -t1 and -t2 agree.
 
-Usage: test_truth.py PATH_TO_PUNCTUAL      (FULL=1 runs the whole 16-configuration matrix)
+One configuration runs over TLS as well (TLS_CONFIG), against the same tolerances.
+
+Usage: test_truth.py PATH_TO_PUNCTUAL      (FULL=1 runs the whole 16-configuration matrix, and TLS_CONFIG)
 """
 
 import itertools
@@ -48,14 +50,21 @@ class Tally:
 
 
 def config_name(c):
-    return "R%d-%s-t%d-c%d" % (c["rate"], c["arrival"], c["threads"], c["connections"])
+    return "R%d-%s-t%d-c%d%s" % (c["rate"], c["arrival"], c["threads"], c["connections"],
+                                 "-tls" if c.get("tls") else "")
+
+
+# One workload again over TLS (`serve --tls-self-signed`, `run --insecure`): encryption and the
+# handshakes must not move the truth, so it is held to the same tolerance as plain TCP. The
+# handshakes all happen before the start (-c4, keep-alive), as they do for most real runs.
+TLS_CONFIG = dict(rate=1000, arrival="constant", threads=1, connections=4, tls=True)
 
 
 def matrix(full):
     if full:
         return [dict(rate=r, arrival=a, threads=t, connections=c)
                 for r, a, c, t in itertools.product((1000, 5000), ("constant", "poisson"),
-                                                    (4, 64), (1, 2))]
+                                                    (4, 64), (1, 2))] + [TLS_CONFIG]
     # Each workload with -t1 and -t2 so they can be compared. The truth model drains the backlog
     # a stall leaves instantly; really it drains one round trip per connection at a time, and
     # only the server-observed check includes that. At 5000 req/s the 4000 requests queued by an
@@ -64,20 +73,24 @@ def matrix(full):
     # ~9 over the limit), so those cases run only with FULL=1. The default matrix takes Poisson at
     # 3000 req/s over 64 connections (a 2400-request backlog: p90 at truth + 8-14 ms).
     return [dict(rate=1000, arrival="constant", threads=t, connections=4) for t in (1, 2)] + \
-           [dict(rate=3000, arrival="poisson", threads=t, connections=64) for t in (1, 2)]
+           [dict(rate=3000, arrival="poisson", threads=t, connections=64) for t in (1, 2)] + \
+           [TLS_CONFIG]
 
 
 def run_one(binary, cfg, tally):
     """Runs one configuration and checks it against the truth. Returns the result row, or None
     if the experiment could not be carried out (which is itself a failure)."""
     name = config_name(cfg)
+    tls = cfg.get("tls", False)
     with tempfile.TemporaryDirectory(prefix="punctual-truth-") as work:
         server = None
         try:
-            server, port = tl.start_server(binary, work, STALL_AT)
+            server, port = tl.start_server(binary, work, STALL_AT,
+                                           extra_args=["--tls-self-signed"] if tls else [])
             report, schedule_path, _ = tl.run_load(
                 binary, work, port, cfg["rate"], cfg["arrival"], cfg["threads"],
-                cfg["connections"], DURATION, WARMUP)
+                cfg["connections"], DURATION, WARMUP,
+                extra_args=["--insecure"] if tls else [], scheme="https" if tls else "http")
         except (tl.ConfigError, OSError) as e:
             tally.check(name + " runs", False, str(e))
             return None

@@ -29,8 +29,9 @@ class ConfigError(Exception):
 # processes
 
 
-def start_server(binary, workdir, stall_at, safety_duration="20s"):
-    """Starts `punctual serve` on a free loopback port with a stall log and an arrival log.
+def start_server(binary, workdir, stall_at, safety_duration="20s", extra_args=()):
+    """Starts `punctual serve` on a free loopback port with a stall log and an arrival log, and
+    EXTRA_ARGS (e.g. --tls-self-signed).
 
     Returns (process, port). stdout goes to a file, so the server can never block on a full
     pipe. `safety_duration` makes the server exit by itself even if the caller dies.
@@ -41,7 +42,7 @@ def start_server(binary, workdir, stall_at, safety_duration="20s"):
             "--stall-at", stall_at,
             "--stall-log", os.path.join(workdir, "stall.jsonl"),
             "--arrival-log", os.path.join(workdir, "arrivals.txt"),
-            "--duration", safety_duration]
+            "--duration", safety_duration, *extra_args]
     proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
     out.close()
     deadline = time.monotonic() + 5.0
@@ -63,15 +64,16 @@ def stop_server(proc):
 
 
 def run_load(binary, workdir, port, rate, arrival, threads, connections, duration, warmup,
-             timeout=60.0):
-    """Runs `punctual run` and returns (json_report, schedule_path, completed_process)."""
+             timeout=60.0, extra_args=(), scheme="http"):
+    """Runs `punctual run` with EXTRA_ARGS against SCHEME://127.0.0.1:PORT/ and returns
+    (json_report, schedule_path, completed_process)."""
     json_path = os.path.join(workdir, "report.json")
     schedule_path = os.path.join(workdir, "schedule.txt")
     args = [binary, "run", "-R", str(rate), "--arrival", arrival,
             "-t", str(threads), "-c", str(connections),
             "-d", duration, "--warmup", warmup, "--seed", "7",
-            "--json", json_path, "--schedule-out", schedule_path,
-            "http://127.0.0.1:%d/" % port]
+            "--json", json_path, "--schedule-out", schedule_path, *extra_args,
+            "%s://127.0.0.1:%d/" % (scheme, port)]
     cp = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                         timeout=timeout)
     if cp.returncode != 0 or not os.path.exists(json_path):

@@ -34,6 +34,8 @@ TEST(url, good_urls) {
       {"http://my_host.internal-1.:81/%20x", "my_host.internal-1.", 81, "/%20x", false},
       {"http://h:08080/", "h", 8080, "/", false},
       {"http://h/a@b:c", "h", 80, "/a@b:c", false},
+      {"https://example.com/", "example.com", 443, "/", false},
+      {"HTTPS://example.com:8443/x", "example.com", 8443, "/x", false},
   };
   for (const auto& c : cases) {
     const auto r = parse_url(c.text);
@@ -43,7 +45,17 @@ TEST(url, good_urls) {
     EXPECT_EQ(r.value->port, c.port) << c.text;
     EXPECT_EQ(r.value->path_and_query, c.path_and_query) << c.text;
     EXPECT_EQ(r.value->is_ipv6_literal, c.ipv6) << c.text;
+    EXPECT_EQ(r.value->tls, c.text.rfind("http://", 0) != 0 && c.text.rfind("HTTP://", 0) != 0) << c.text;
   }
+}
+
+TEST(url, the_host_header_and_the_text_name_the_port_only_when_it_is_not_the_default) {
+  using punctual::http::host_header_value;
+  using punctual::http::to_string;
+  EXPECT_EQ(host_header_value(*parse_url("https://example.com/").value), "example.com");
+  EXPECT_EQ(host_header_value(*parse_url("https://example.com:80/").value), "example.com:80");
+  EXPECT_EQ(host_header_value(*parse_url("http://example.com:443/").value), "example.com:443");
+  EXPECT_EQ(to_string(*parse_url("https://[::1]:8443/a").value), "https://[::1]:8443/a");
 }
 
 struct bad_url {
@@ -53,20 +65,18 @@ struct bad_url {
 
 TEST(url, bad_urls_say_what_was_expected) {
   const std::vector<bad_url> cases = {
-      {"https://example.com/", "https is not supported yet: TLS arrives in a later release; use http://"},
-      {"HTTPS://example.com/", "https is not supported yet: TLS arrives in a later release; use http://"},
-      {"", "target '': empty URL (expected http://host[:port][/path])"},
+      {"", "target '': empty URL (expected http[s]://host[:port][/path])"},
       {"example.com:8080/",
-       "target 'example.com:8080/': no scheme (expected http://host[:port][/path]; did you mean "
+       "target 'example.com:8080/': no scheme (expected http[s]://host[:port][/path]; did you mean "
        "'http://example.com:8080/'?)"},
-      {"localhost", "target 'localhost': no scheme (expected http://host[:port][/path]; did you mean 'http://localhost'?)"},
-      {"ftp://example.com/", "target 'ftp://example.com/': unsupported scheme 'ftp' (expected http://host[:port][/path])"},
-      {"http://", "target 'http://': empty host (expected http://host[:port][/path])"},
-      {"http:///path", "target 'http:///path': empty host (expected http://host[:port][/path])"},
-      {"http://:8080/", "target 'http://:8080/': empty host (expected http://host[:port][/path])"},
+      {"localhost", "target 'localhost': no scheme (expected http[s]://host[:port][/path]; did you mean 'http://localhost'?)"},
+      {"ftp://example.com/", "target 'ftp://example.com/': unsupported scheme 'ftp' (expected http[s]://host[:port][/path])"},
+      {"http://", "target 'http://': empty host (expected http[s]://host[:port][/path])"},
+      {"http:///path", "target 'http:///path': empty host (expected http[s]://host[:port][/path])"},
+      {"http://:8080/", "target 'http://:8080/': empty host (expected http[s]://host[:port][/path])"},
       {"http://user:pw@example.com/",
        "target 'http://user:pw@example.com/': user info ('user@') is not supported in the URL (expected "
-       "http://host[:port][/path]; send credentials with -H 'Authorization: ...')"},
+       "http[s]://host[:port][/path]; send credentials with -H 'Authorization: ...')"},
       {"http://h:0/", "target 'http://h:0/': port '0' is not a number in 1..65535"},
       {"http://h:65536/", "target 'http://h:65536/': port '65536' is not a number in 1..65535"},
       {"http://h:99999999999/", "target 'http://h:99999999999/': port '99999999999' is not a number in 1..65535"},
@@ -88,10 +98,10 @@ TEST(url, bad_urls_say_what_was_expected) {
        "target 'http://999.1.1.1/': '999.1.1.1' is not a valid IPv4 address (expected four numbers 0..255, e.g. "
        "127.0.0.1)"},
       {"http://exa!mple.com/",
-       "target 'http://exa!mple.com/': invalid character '!' in host (expected http://host[:port][/path])"},
+       "target 'http://exa!mple.com/': invalid character '!' in host (expected http[s]://host[:port][/path])"},
       {"http://" + std::string(254, 'a') + "/",
        "target 'http://" + std::string(254, 'a') + "/': host name is longer than 253 characters"},
-      {"://x", "target '://x': no scheme (expected http://host[:port][/path]; did you mean 'http://://x'?)"},
+      {"://x", "target '://x': no scheme (expected http[s]://host[:port][/path]; did you mean 'http://://x'?)"},
   };
   ASSERT_GE(cases.size(), 15u);
   for (const auto& c : cases) {
