@@ -19,6 +19,7 @@
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/serve_command.hpp"
+#include "net/tls.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -213,6 +214,7 @@ void raise_descriptor_limit() noexcept {
 }  // namespace
 
 int run_app(int argc, char** argv) {
+  net::install_tls_allocator();
   CLI::App app{"punctual: an open-loop HTTP load generator whose latency numbers can be trusted"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "punctual 0.1.0");

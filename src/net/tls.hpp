@@ -4,6 +4,7 @@
 // arrived. This kernel has no kernel TLS to stamp decrypted bytes for us.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,20 @@ struct tls_client_config {
 // Checks the files and settings before anything is sent: one line naming the problem (an
 // unreadable or malformed CA file, a certificate and key that do not match), or nothing.
 std::optional<std::string> check_tls_client(const tls_client_config& config);
+
+// Where an allocator gets and returns memory.
+struct allocator_functions {
+  void* (*malloc)(std::size_t) = nullptr;
+  void* (*realloc)(void*, std::size_t) = nullptr;
+  void (*free)(void*) = nullptr;
+};
+
+// Routes OpenSSL's allocations through a per-thread cache of small blocks, so that reading and
+// writing records allocates nothing once the cache is warm (OpenSSL 3.0 allocates small blocks
+// per record). Must run before OpenSSL allocates anything: first thing in the program. `next`:
+// where the cache gets memory (malloc/realloc/free unless given; the allocation test passes
+// counting ones). False when it is too late.
+bool install_tls_allocator(const allocator_functions& next = {}) noexcept;
 
 // A factory whose transports share one TLS context. Throws std::runtime_error with one line
 // when the context cannot be built (check_tls_client() first gives users the exit-2 message).

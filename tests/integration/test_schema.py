@@ -25,7 +25,7 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 # Every fixture README.md describes; each must exist and pass.
 EXPECTED_FIXTURES = (
     "open-constant", "closed", "closed-expected-interval", "closed-slo-refused", "open-retries",
-    "open-socket-errors", "interrupted", "warmup", "slo",
+    "open-socket-errors", "interrupted", "warmup", "slo", "tls",
 )
 
 

@@ -13,10 +13,12 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/run.hpp"
 #include "engine_test_config.hpp"
 #include "http/request.hpp"
+#include "net/tls.hpp"
 
 namespace {
 
@@ -30,6 +32,22 @@ void note_allocation() {
   }
 }
 
+}  // namespace
+
+// OpenSSL allocates with malloc, not operator new: the program routes its allocations through
+// net::install_tls_allocator's cache; here that cache gets its memory from counting functions,
+// installed before the library has allocated anything (at static initialisation).
+namespace {
+void* counted_malloc(std::size_t n) {
+  note_allocation();
+  return std::malloc(n);
+}
+void* counted_realloc(void* p, std::size_t n) {
+  note_allocation();
+  return std::realloc(p, n);
+}
+const bool openssl_counted =
+    punctual::net::install_tls_allocator({counted_malloc, counted_realloc, std::free});
 }  // namespace
 
 void* operator new(std::size_t n) {
@@ -54,33 +72,41 @@ struct served {
   }
 };
 
-// Starts `punctual serve --port 0 [--fault FAULT]` as a child and reads the port it prints.
-void start_server(served& s, const char* fault = nullptr) {
+// Starts `punctual serve --port 0 --duration 30s ARGS...` as a child and reads the port it
+// prints (after any other line, such as a TLS certificate's fingerprint).
+void start_server(served& s, std::vector<const char*> args = {}) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
+  std::vector<const char*> argv{"punctual", "serve", "--port", "0", "--duration", "30s"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back(nullptr);
   s.pid = fork();
   if (s.pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
-    if (fault) {
-      execl(PUNCTUAL_BINARY, "punctual", "serve", "--port", "0", "--duration", "30s", "--fault",
-            fault, nullptr);
-    } else {
-      execl(PUNCTUAL_BINARY, "punctual", "serve", "--port", "0", "--duration", "30s", nullptr);
-    }
+    execv(PUNCTUAL_BINARY, const_cast<char* const*>(argv.data()));
     _exit(127);
   }
   close(fds[1]);
   FILE* in = fdopen(fds[0], "r");
   char line[256] = {};
-  ASSERT_NE(std::fgets(line, sizeof line, in), nullptr);
-  const std::string text(line);
+  std::string text;
+  while (std::fgets(line, sizeof line, in) != nullptr) {
+    text = line;
+    if (text.find("listening on") != std::string::npos) break;
+  }
+  ASSERT_NE(text.find("listening on"), std::string::npos) << text;
   s.port = static_cast<std::uint16_t>(std::stoi(text.substr(text.rfind(':') + 1)));
   std::fclose(in);
 }
 
 long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
-                            std::uint64_t& planned, bool retries = false) {
+                            std::uint64_t& planned, bool retries = false, bool tls = false) {
   engine::run_config c = test::loopback_get(port);
+  if (tls) {
+    c.tls.enabled = true;
+    c.tls.verify = false;
+    c.tls.server_name = "localhost";
+  }
   c.threads = 2;
   c.connections = 4;
   c.duration = duration;
@@ -126,7 +152,7 @@ TEST(engine_alloc, request_path_allocates_nothing) {
 TEST(engine_alloc, retry_path_allocates_nothing) {
   main_thread = std::this_thread::get_id();
   served s;
-  start_server(s, "503:0.3");
+  start_server(s, {"--fault", "503:0.3"});
   ASSERT_GT(s.port, 0);
   std::uint64_t short_planned = 0, long_planned = 0;
   const long short_run =
@@ -135,6 +161,24 @@ TEST(engine_alloc, retry_path_allocates_nothing) {
       worker_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned, true);
   EXPECT_EQ(long_planned, 3 * short_planned);
   EXPECT_EQ(long_run, short_run) << "the worker threads allocated per retry";
+}
+
+// Handshakes allocate (before the start, on the coordinating thread); requests over an open TLS
+// connection do not, and neither do OpenSSL's own buffers once they exist.
+TEST(engine_alloc, tls_request_path_allocates_nothing) {
+  ASSERT_TRUE(openssl_counted) << "OpenSSL allocated before its allocations could be counted";
+  main_thread = std::this_thread::get_id();
+  served s;
+  start_server(s, {"--tls-self-signed"});
+  ASSERT_GT(s.port, 0);
+  std::uint64_t short_planned = 0, long_planned = 0;
+  const long short_run =
+      worker_allocations_for(s.port, std::chrono::milliseconds(500), short_planned, false, true);
+  const long long_run =
+      worker_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned, false, true);
+  EXPECT_EQ(short_planned, 1000u);
+  EXPECT_EQ(long_planned, 3000u);
+  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per request over TLS";
 }
 
 TEST(engine_alloc, the_counter_sees_worker_threads) {
