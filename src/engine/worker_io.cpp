@@ -241,7 +241,6 @@ void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
   // was already queued behind them (or came within microseconds), and the kernel stamps a read
   // with the newest packet it consumed, the FIN's: so those bytes' arrival dates the close.
   nanoseconds last_arrival{};
-  const bool drains = c.transport->short_read_drains();
   for (;;) {
     nanoseconds stamp{};
     const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
@@ -252,7 +251,9 @@ void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
       // A short read drained the socket and a later arrival raises a new edge, so the read that
       // would only return EAGAIN is skipped.
-      if (drains && r.bytes < read_buffer_.size() && !read_to_end) return;
+      if (r.bytes < read_buffer_.size() && !read_to_end && c.transport->drained_after_short_read()) {
+        return;
+      }
       continue;
     }
     slot& s = slot_of(c);

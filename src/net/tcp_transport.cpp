@@ -9,17 +9,9 @@
 namespace punctual::net {
 namespace {
 
-// Edge-triggered. EPOLLOUT is asked for only while connecting or while a write is blocked:
-// otherwise every ACK that frees send-buffer space would wake the worker for nothing, and each
-// wake-up costs ~35 us of CPU on these VMs (docs/design.md).
-constexpr std::uint32_t read_events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-constexpr std::uint32_t write_events = EPOLLOUT | EPOLLET;
 
-failure_kind connect_failure_kind(int err) noexcept {
-  if (err == EADDRNOTAVAIL) return failure_kind::no_ports;
-  if (err == EMFILE || err == ENFILE) return failure_kind::no_fds;
-  return failure_kind::connect;
-}
+constexpr std::uint32_t read_events = transport_read_events;
+constexpr std::uint32_t write_events = transport_write_events;
 
 class tcp_transport final : public transport {
  public:
@@ -51,7 +43,7 @@ class tcp_transport final : public transport {
   io_result write(const char* data, std::size_t size) noexcept override {
     return write_some(fd_, data, size);
   }
-  bool short_read_drains() const noexcept override { return true; }
+  bool drained_after_short_read() const noexcept override { return true; }
   void watch_writable(bool on) noexcept override {
     loop_->modify(fd_, on ? read_events | write_events : read_events, token_);
   }
@@ -85,6 +77,12 @@ class tcp_factory final : public transport_factory {
 };
 
 }  // namespace
+
+failure_kind connect_failure_kind(int err) noexcept {
+  if (err == EADDRNOTAVAIL) return failure_kind::no_ports;
+  if (err == EMFILE || err == ENFILE) return failure_kind::no_fds;
+  return failure_kind::connect;
+}
 
 std::unique_ptr<transport_factory> tcp_transport_factory() { return std::make_unique<tcp_factory>(); }
 

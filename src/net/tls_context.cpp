@@ -38,6 +38,9 @@ std::optional<std::string> configure(SSL_CTX* ctx, const tls_client_config& c) {
   // that as the end of the stream, as plain TCP would.
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_alpn_protos(ctx, alpn_http11, sizeof alpn_http11);
+  // Read what the socket holds in one recvmsg, not a record header and its body apart: half the
+  // system calls, and a short read then means the socket is drained.
+  SSL_CTX_set_read_ahead(ctx, 1);
   if (c.verify) {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
     if (SSL_CTX_set_default_verify_paths(ctx) != 1) return "--cacert: cannot load the system trust store";

@@ -15,14 +15,8 @@
 namespace punctual::net {
 namespace {
 
-constexpr std::uint32_t read_events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-constexpr std::uint32_t write_events = EPOLLOUT | EPOLLET;
-
-failure_kind connect_failure_kind(int err) noexcept {
-  if (err == EADDRNOTAVAIL) return failure_kind::no_ports;
-  if (err == EMFILE || err == ENFILE) return failure_kind::no_fds;
-  return failure_kind::connect;
-}
+constexpr std::uint32_t read_events = transport_read_events;
+constexpr std::uint32_t write_events = transport_write_events;
 
 // OpenSSL's reason for the newest error on the queue ("wrong version number"), then cleared.
 void reason_text(std::string& out, const char* fallback) {
@@ -80,10 +74,11 @@ class tls_transport final : public transport {
 
   const failure& last_failure() const noexcept override { return failure_; }
 
+  // The error queue is kept empty (every failure path clears it), as SSL_get_error needs, so
+  // the steady path does not clear it before each call.
   io_result read(char* buffer, std::size_t size, nanoseconds& stamp) noexcept override {
     stamp = nanoseconds{0};
     if (!ssl_) return {io_status::would_block, 0};  // still connecting: no session yet
-    ERR_clear_error();
     const int n = SSL_read(ssl_, buffer, static_cast<int>(size));
     if (n > 0) {
       stamp = last_stamp_;
@@ -94,13 +89,14 @@ class tls_transport final : public transport {
 
   io_result write(const char* data, std::size_t size) noexcept override {
     if (!ssl_) return {io_status::would_block, 0};
-    ERR_clear_error();
     const int n = SSL_write(ssl_, data, static_cast<int>(size));
     if (n > 0) return {io_status::done, static_cast<std::size_t>(n)};
     return io_failure(n);
   }
 
-  bool short_read_drains() const noexcept override { return false; }
+  bool drained_after_short_read() const noexcept override {
+    return socket_drained_ && SSL_has_pending(ssl_) == 0;
+  }
   void watch_writable(bool on) noexcept override {
     loop_->modify(fd_, on ? read_events | write_events : read_events, token_);
   }
@@ -154,6 +150,7 @@ class tls_transport final : public transport {
   SSL* ssl_ = nullptr;
   SSL_SESSION* session_ = nullptr;  // the last session the server gave: resumed on reconnect
   nanoseconds last_stamp_{};       // the newest receive stamp the BIO has read
+  bool socket_drained_ = false;    // the BIO's last socket read returned less than it asked
   nanoseconds handshake_started_{};
   tls_state state_;
   failure failure_;
@@ -179,6 +176,7 @@ int tls_transport::bio_read(BIO* bio, char* out, int size) {
   BIO_clear_retry_flags(bio);
   nanoseconds stamp{};
   const io_result r = read_stamped(t->fd_, out, static_cast<std::size_t>(size), stamp);
+  t->socket_drained_ = r.status != io_status::done || r.bytes < static_cast<std::size_t>(size);
   if (r.status == io_status::done) {
     if (stamp.count() != 0) t->last_stamp_ = stamp;
     return static_cast<int>(r.bytes);
