@@ -5,15 +5,18 @@
 # figure is reported as a ratio against the reference tool measured in the same run: absolute
 # numbers on a shared 2-vCPU VM mean little, ratios taken minutes apart mean less.
 #
-# Usage: bench/run-bench.sh            (~7 min)
-#        QUICK=1 bench/run-bench.sh    (~1 min smoke run, shorter durations)
+# Usage: bench/run-bench.sh            (~12 min)
+#        QUICK=1 bench/run-bench.sh    (~2 min smoke run, shorter durations)
+#        SECTIONS=5 bench/run-bench.sh (only the HTTPS section)
 # Environment (all optional):
 #   PUNCTUAL=path      the binary to test (default: build it in build-bench/, Release)
+#   SECTIONS="1 2 3 4 5"  which sections run (spaces or commas)
 #   PORT=18480         nginx port on 127.0.0.1
+#   TLS_PORT=18443     the HTTPS nginx's port on 127.0.0.1 (section 5)
 #   RESULTS_DIR=dir    where <timestamp>.json goes (default bench/results)
 #   KEEP_RAW=1         keep every raw output (pcaps included) instead of deleting them
 #   NO_INSTALL=1       never call apt-get; missing tools skip their sections
-#   CPU_ROUNDS=3       rounds of the section 1 CPU runs (1 with QUICK)
+#   CPU_ROUNDS=3       rounds of the section 1 and 5 CPU runs (1 with QUICK)
 #   SERVER_CPU=0 TOOL_CPU=1
 # See bench/README.md for what each figure means.
 set -euo pipefail
@@ -23,6 +26,9 @@ repo=$(cd "$here/.." && pwd)
 
 quick=${QUICK:-0}
 port=${PORT:-18480}
+tls_port=${TLS_PORT:-18443}
+sections=" ${SECTIONS:-1 2 3 4 5} "
+sections=${sections//,/ }
 server_cpu=${SERVER_CPU:-0}
 tool_cpu=${TOOL_CPU:-1}
 results_dir=${RESULTS_DIR:-$here/results}
@@ -35,6 +41,10 @@ rate1=20000        # section 1: fixed rate
 conns1=50
 rate3=2000         # sections 3 and 4
 conns3=10
+rate5=10000        # section 5, HTTPS keep-alive
+conns5=50
+rate5h=500         # section 5, one TLS connection per request
+conns5h=10
 # Section 2: punctual's default is an unbounded queue, so "no drops" holds by construction and
 # the sent rate (>= 99% of planned) is what catches a generator or server that cannot keep up.
 # MAX_QUEUE=N bounds it: then a server hiccup of N / rate seconds already counts as drops.
@@ -42,21 +52,27 @@ max_queue=${MAX_QUEUE:-0}
 
 log() { printf '[bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+selected() { [[ $sections == *" $1 "* ]]; }
+for s in $sections; do [[ $s == [1-5] ]] || die "SECTIONS: no section '$s' (1 to 5)"; done
 
 # ---------------------------------------------------------------- tools
 have() { command -v "$1" >/dev/null 2>&1; }
+
+apt_install() {  # PKG WHY: best effort, never fails
+  if [[ ${NO_INSTALL:-0} != 1 && $(id -u) == 0 ]] && have apt-get; then
+    log "$2 is missing; installing $1"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$1" >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 &&
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$1" >/dev/null 2>&1; } || true
+  fi
+}
 
 # Installs a Debian package when its command is missing. Returns non-zero (never exits) so a
 # missing optional tool only skips the sections that need it.
 ensure_tool() {
   local cmd=$1 pkg=$2
   have "$cmd" && return 0
-  if [[ ${NO_INSTALL:-0} != 1 && $(id -u) == 0 ]] && have apt-get; then
-    log "$cmd is missing; installing $pkg"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null 2>&1 ||
-      { apt-get update -q >/dev/null 2>&1 &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null 2>&1; } || true
-  fi
+  apt_install "$pkg" "$cmd"
   have "$cmd" && return 0
   log "WARNING: '$cmd' (Debian package $pkg) is not available; sections that need it are skipped"
   return 1
@@ -68,6 +84,12 @@ ensure_tool taskset util-linux || die "taskset is required (CPU pinning)"
 ensure_tool nginx nginx-light || ensure_tool nginx nginx || die "nginx is required (the target)"
 have_h2load=0; ensure_tool h2load nghttp2-client && have_h2load=1
 have_wrk=0; ensure_tool wrk wrk && have_wrk=1
+have_openssl=0
+if selected 5; then
+  ensure_tool openssl openssl && have_openssl=1
+fi
+# The floor generator always links OpenSSL, whichever sections run.
+[[ -e /usr/include/openssl/ssl.h ]] || apt_install libssl-dev "OpenSSL's headers"
 have_tcpdump=0
 if ensure_tool tcpdump tcpdump; then
   if [[ $(id -u) == 0 ]]; then have_tcpdump=1; else
@@ -94,7 +116,7 @@ have c++ || die "c++ is required (bench/floor_generator.cpp)"
 raw=$(mktemp -d /tmp/punctual-bench.XXXXXX)
 nginx_pid=""
 tcpdump_pid=""
-cleanup() {
+cleanup() {  # one nginx at a time: section 5 stops the plain one before starting its own
   [[ -n $tcpdump_pid ]] && kill -INT "$tcpdump_pid" 2>/dev/null || true
   [[ -n $nginx_pid ]] && kill -QUIT "$nginx_pid" 2>/dev/null || true
   [[ -n $nginx_pid ]] && wait "$nginx_pid" 2>/dev/null || true
@@ -105,30 +127,41 @@ trap 'exit 130' INT TERM
 
 url=http://127.0.0.1:$port/
 floor_bin=$raw/floor_generator
-c++ -std=c++20 -O2 -Wall -Wextra -Werror -o "$floor_bin" "$here/floor_generator.cpp" ||
-  die "bench/floor_generator.cpp did not compile"
+c++ -std=c++20 -O2 -Wall -Wextra -Werror -o "$floor_bin" "$here/floor_generator.cpp" \
+  -lssl -lcrypto ||
+  die "bench/floor_generator.cpp did not compile (OpenSSL 3's headers: Debian's libssl-dev)"
 
 # ---------------------------------------------------------------- nginx
-start_nginx() {
-  mkdir -p "$raw/nginx"
-  sed -e "s|@DIR@|$raw/nginx|g" -e "s|@PORT@|$port|g" "$here/nginx.conf.template" \
-    >"$raw/nginx/nginx.conf"
-  taskset -c "$server_cpu" nginx -p "$raw/nginx" -c "$raw/nginx/nginx.conf" \
-    2>"$raw/nginx/stderr" &
+start_nginx() {  # [TEMPLATE DIR PORT tls]: the plain target by default
+  local template=${1:-nginx.conf.template} dir=${2:-$raw/nginx} p=${3:-$port} tls=${4:-}
+  mkdir -p "$dir"
+  sed -e "s|@DIR@|$dir|g" -e "s|@PORT@|$p|g" "$here/$template" >"$dir/nginx.conf"
+  taskset -c "$server_cpu" nginx -p "$dir" -c "$dir/nginx.conf" 2>"$dir/stderr" &
   nginx_pid=$!
   local i
   for i in $(seq 50); do
-    if python3 - "$port" <<'EOF' 2>/dev/null; then return 0; fi
-import socket, sys
+    if python3 - "$p" "$tls" <<'EOF' 2>/dev/null; then return 0; fi
+import socket, ssl, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2)
+if sys.argv[2]:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    s = ctx.wrap_socket(s)
 s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 sys.exit(0 if s.recv(64).startswith(b"HTTP/1.1 200") else 1)
 EOF
     kill -0 "$nginx_pid" 2>/dev/null || break
     sleep 0.1
   done
-  cat "$raw/nginx/stderr" >&2 || true
-  die "nginx did not start on 127.0.0.1:$port (port in use?)"
+  cat "$dir/stderr" >&2 || true
+  die "nginx did not start on 127.0.0.1:$p (port in use?)"
+}
+
+stop_nginx() {
+  [[ -n $nginx_pid ]] || return 0
+  kill -QUIT "$nginx_pid" 2>/dev/null || true
+  wait "$nginx_pid" 2>/dev/null || true
+  nginx_pid=""
 }
 
 # ---------------------------------------------------------------- runners
@@ -146,13 +179,13 @@ timed() {
   fi
 }
 
-capture_start() {
-  local name=$1
+capture_start() {  # NAME [PORT]
+  local name=$1 p=${2:-$port}
   # Only client->server segments that carry data: one per request. -B in KiB, large enough
   # that 20k req/s for the whole run never overflows; the capture process itself runs beside
   # nginx so it does not take CPU from the tool being measured.
   taskset -c "$server_cpu" tcpdump -i lo -n -s 128 -B 131072 --time-stamp-precision=nano \
-    -w "$raw/$name.pcap" "tcp dst port $port and tcp[tcpflags] & tcp-push != 0" \
+    -w "$raw/$name.pcap" "tcp dst port $p and tcp[tcpflags] & tcp-push != 0" \
     2>"$raw/$name.tcpdump" &
   tcpdump_pid=$!
   local i
@@ -163,16 +196,94 @@ capture_start() {
   log "WARNING: tcpdump did not start: $(cat "$raw/$name.tcpdump")"
 }
 
-capture_stop() {
-  local name=$1 rate=$2
+capture_end() {
   # tcpdump drops what is still in its ring buffer on SIGINT: let it drain first.
   sleep 1
   kill -INT "$tcpdump_pid" 2>/dev/null || true
   wait "$tcpdump_pid" 2>/dev/null || true
   tcpdump_pid=""
+}
+
+capture_stop() {
+  local name=$1 rate=$2
+  capture_end
   python3 "$here/wire_gaps.py" --rate "$rate" --port "$port" --skip-ms 500 \
     --keep-ms $((dur * 1000 - 1000)) "$raw/$name.pcap" >"$raw/$name.wire.json" ||
     log "WARNING: no requests found in the $name capture"
+  [[ ${KEEP_RAW:-0} == 1 ]] || rm -f "$raw/$name.pcap"
+}
+
+# tls_capture_stop NAME schedule RATE PUNCTUAL_JSON | NAME per-client RATE_PER_CONNECTION
+# Section 5's precision: every request as it went onto lo, against the ideal time the tool
+# itself set out to keep, written to NAME.tlswire.json. TLS hides the requests' bytes, not
+# their segments: once a connection's handshake is done, each request is one TLS record of
+# one fixed size in one segment, and the handshake's segments and the closing alerts have
+# other sizes, so the most frequent size is the request.
+#   schedule    punctual: one constant schedule over all connections. The i-th request on the
+#               wire against schedule.start_unix_ns + i / RATE from its JSON (CLOCK_REALTIME,
+#               the capture's clock), with no offset fitted: lateness counts.
+#   per-client  h2load: --rps is a rate per connection. The j-th request of each connection
+#               against j / RATE after that connection's median offset, fitted on the kept
+#               window, so that neither when each connection started nor a constant delay
+#               counts against it.
+# Both keep the requests from 500 ms after the start to 500 ms before the end.
+tls_capture_stop() {
+  local name=$1 kind=$2 rate=$3 ref=${4:-}
+  capture_end
+  python3 - "$here" "$raw/$name.pcap" "$tls_port" "$kind" "$rate" "$dur" "$ref" \
+    >"$raw/$name.tlswire.json" <<'EOF' || log "WARNING: no requests found in the $name capture"
+import collections, json, sys
+here, pcap, port, kind, rate, dur, ref = sys.argv[1:]
+sys.path.insert(0, here)
+sys.dont_write_bytecode = True  # no __pycache__ left in bench/
+import wire_gaps  # noqa: E402  (its pcap reader)
+port, rate, dur = int(port), float(rate), float(dur)
+segs = []
+for ts, linktype, frame in wire_gaps.read_pcap(pcap):
+    net = wire_gaps.network_payload(linktype, frame)
+    seg = net and wire_gaps.tcp_segment(*net)
+    if seg and seg[1] == port and seg[2] > 0:
+        segs.append((ts, seg[0], seg[2]))
+if not segs:
+    sys.exit(1)
+size = collections.Counter(n for _, _, n in segs).most_common(1)[0][0]
+reqs = sorted((ts, sport) for ts, sport, n in segs if n == size)
+gap = 1e9 / rate
+errors, lateness = [], []
+if kind == "schedule":
+    start = json.load(open(ref))["schedule"]["start_unix_ns"]
+    # Nothing of the schedule leaves before its start; an exchange made while connecting
+    # would otherwise shift every index after it.
+    reqs = [r for r in reqs if r[0] >= start - 1e6]
+    lo, hi = start + 0.5e9, start + dur * 1e9 - 0.5e9
+    for i, (t, _) in enumerate(reqs):
+        ideal = start + i * gap
+        if lo <= ideal < hi:
+            errors.append(abs(t - ideal))
+            lateness.append(t - ideal)
+else:
+    lo, hi = reqs[0][0] + 0.5e9, reqs[0][0] + dur * 1e9 - 0.5e9
+    per_conn = collections.defaultdict(list)
+    for t, sport in reqs:
+        per_conn[sport].append(t)
+    for times in per_conn.values():
+        kept = [(j, t) for j, t in enumerate(times) if lo <= t < hi]
+        if not kept:
+            continue
+        offset = wire_gaps.percentile(sorted(t - j * gap for j, t in kept), 50)
+        errors += [abs(t - j * gap - offset) for j, t in kept]
+errors.sort()
+lateness.sort()
+pct = wire_gaps.percentile
+json.dump({"ideal": kind, "ideal_gap_ns": gap, "request_record_bytes": size,
+           "requests_on_wire": len(reqs), "other_segments": len(segs) - len(reqs),
+           "connections": len({sport for _, sport in reqs}), "kept": len(errors),
+           "abs_error_ns": {p: pct(errors, float(p)) for p in ("50", "90", "99", "99.9")},
+           "abs_error_max_ns": errors[-1] if errors else None,
+           "lateness_p50_ns": pct(lateness, 50) if lateness else None}, sys.stdout, indent=1)
+print()
+sys.exit(0 if errors else 1)
+EOF
   [[ ${KEEP_RAW:-0} == 1 ]] || rm -f "$raw/$name.pcap"
 }
 
@@ -192,7 +303,7 @@ h2load_run() {  # NAME
 
 # ---------------------------------------------------------------- sections
 section1() {
-  log "1/4 CPU per request and precision at $rate1 req/s, $conns1 connections, ${dur}s each"
+  log "1/5 CPU per request and precision at $rate1 req/s, $conns1 connections, ${dur}s each"
   local mode round
   # CPU is measured without the capture: tcpdump's filter runs in the sender's context.
   # Every tool runs once per round, rounds one after another, so that a noisy minute on this
@@ -237,7 +348,7 @@ EOF
 }
 
 section2() {
-  log "2/4 maximum rate, $conns1 connections, ${dur}s per step"
+  log "2/5 maximum rate, $conns1 connections, ${dur}s per step"
   local wrk_rate=0
   if (( have_wrk )); then
     timed s2_wrk wrk -t1 -c"$conns1" -d"${dur}s" "$url"
@@ -257,13 +368,104 @@ section2() {
 }
 
 section3() {
-  log "3/4 latency floor at $rate3 req/s, $conns3 connections, ${dur}s"
+  log "3/5 latency floor at $rate3 req/s, $conns3 connections, ${dur}s"
   punctual_run s3_floor -t1 -c"$conns3" -R"$rate3" -d"${dur}s"
 }
 
 section4() {
-  log "4/4 memory: ${long_dur}s run at $rate3 req/s (the ${dur}s run is section 3's)"
+  log "4/5 memory: ${long_dur}s run at $rate3 req/s (the ${dur}s run is section 3's)"
   punctual_run s4_long -t1 -c"$conns3" -R"$rate3" -d"${long_dur}s"
+}
+
+# ---------------------------------------------------------------- section 5: HTTPS
+tls_url=https://127.0.0.1:$tls_port/
+tls_dir=$raw/nginx-tls
+punctual_tls=0
+
+# Until punctual speaks HTTPS, `punctual run https://...` exits with 2 (unsupported, or
+# --cacert unknown): its rows are skipped and the section still measures h2load and the floor.
+probe_punctual_tls() {
+  local rc=0
+  timeout 30 "$PUNCTUAL" run -t1 -c1 -R10 -d1s --cacert "$tls_dir/cert.pem" \
+    --json "$raw/s5_probe.json" "$tls_url" >"$raw/s5_probe.out" 2>"$raw/s5_probe.err" || rc=$?
+  local why
+  why=$(tail -n 1 "$raw/s5_probe.err")
+  case $rc in
+    0 | 3 | 4) punctual_tls=1; return 0 ;;
+    2) echo "punctual has no HTTPS yet (punctual run $tls_url exits with 2: $why)" ;;
+    *) echo "punctual run $tls_url failed with exit code $rc: $why" ;;
+  esac >"$raw/s5_punctual_skipped"
+  log "   $(cat "$raw/s5_punctual_skipped"); its rows are skipped"
+}
+
+punctual_tls_run() {  # NAME ARGS...
+  local name=$1; shift
+  timed "$name" "$PUNCTUAL" run "$@" --cacert "$tls_dir/cert.pem" --json "$raw/$name.json" \
+    "$tls_url"
+}
+
+floor_tls_run() {  # NAME MODE RATE CONNECTIONS [FLOOR OPTIONS...]
+  local name=$1 mode=$2 rate=$3 conns=$4; shift 4
+  timed "$name" "$floor_bin" "$mode" "$tls_port" "$rate" "$conns" "$dur" \
+    --tls --cacert "$tls_dir/cert.pem" "$@"
+}
+
+h2load_tls_run() {  # NAME: the same per-client --rps rule as section 1, over TLS
+  timed "$1" h2load --h1 -c "$conns5" -t 1 --rps $((rate5 / conns5)) -D "$dur" "$tls_url"
+}
+
+section5() {
+  log "5/5 HTTPS: keep-alive at $rate5 req/s over $conns5 connections, then a new connection" \
+    "per request at $rate5h req/s; ${dur}s each"
+  if (( ! have_openssl )); then
+    log "   WARNING: the openssl command is missing (no certificate): section 5 is skipped"
+    return 0
+  fi
+  mkdir -p "$tls_dir"
+  # EC P-256: its signature costs the one-core server little, so the handshake-heavy runs
+  # measure the clients. The address is in subjectAltName because the clients verify it.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$tls_dir/key.pem" -out "$tls_dir/cert.pem" 2>"$tls_dir/openssl.err" ||
+    die "openssl could not make a certificate: $(cat "$tls_dir/openssl.err")"
+  stop_nginx
+  start_nginx nginx-tls.conf.template "$tls_dir" "$tls_port" tls
+  probe_punctual_tls
+  local round mode
+  for round in $(seq "$cpu_rounds"); do
+    log "   CPU round $round/$cpu_rounds"
+    if (( punctual_tls )); then
+      for mode in coarse fine; do
+        punctual_tls_run "s5_ka_punctual_${mode}_r$round" -t1 -c"$conns5" -R"$rate5" \
+          -d"${dur}s" --precision "$mode"
+      done
+    fi
+    if (( have_h2load )); then h2load_tls_run "s5_ka_h2load_r$round"; fi
+    floor_tls_run "s5_ka_floor_coarse_r$round" coarse "$rate5" "$conns5"
+    floor_tls_run "s5_ka_floor_fine_r$round" fine "$rate5" "$conns5"
+    if (( punctual_tls )); then
+      punctual_tls_run "s5_hs_punctual_r$round" -t1 -c"$conns5h" -R"$rate5h" -d"${dur}s" \
+        --no-keepalive
+    fi
+    floor_tls_run "s5_hs_floor_resume_r$round" fine "$rate5h" "$conns5h" --no-keepalive --resume
+    floor_tls_run "s5_hs_floor_full_r$round" fine "$rate5h" "$conns5h" --no-keepalive
+  done
+  if (( ! have_tcpdump )); then
+    log "   no tcpdump (or not root): HTTPS precision is skipped"
+  else
+    if (( punctual_tls )); then
+      capture_start s5_wire_punctual_fine "$tls_port"
+      punctual_tls_run s5_wire_punctual_fine -t1 -c"$conns5" -R"$rate5" -d"${dur}s" \
+        --precision fine
+      tls_capture_stop s5_wire_punctual_fine schedule "$rate5" "$raw/s5_wire_punctual_fine.json"
+    fi
+    if (( have_h2load )); then
+      capture_start s5_wire_h2load "$tls_port"
+      h2load_tls_run s5_wire_h2load
+      tls_capture_stop s5_wire_h2load per-client $((rate5 / conns5))
+    fi
+  fi
+  stop_nginx
 }
 
 # ---------------------------------------------------------------- main
@@ -271,32 +473,38 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$results_dir"
 out_json=$results_dir/$stamp.json
 cat /proc/loadavg >"$raw/loadavg_start"
-log "punctual: $PUNCTUAL; nginx on CPU $server_cpu, tools on CPU $tool_cpu; quick=$quick"
-start_nginx
-section1
-section2
-section3
-section4
+log "punctual: $PUNCTUAL; nginx on CPU $server_cpu, tools on CPU $tool_cpu; quick=$quick;" \
+  "sections:$sections"
+if selected 1 || selected 2 || selected 3 || selected 4; then start_nginx; fi
+if selected 1; then section1; fi
+if selected 2; then section2; fi
+if selected 3; then section3; fi
+if selected 4; then section4; fi
+if selected 5; then section5; fi
 cat /proc/loadavg >"$raw/loadavg_end"
 
 {
   echo "nginx: $(nginx -v 2>&1)"
   (( have_h2load )) && echo "h2load: $(h2load --version 2>&1 | head -n1)"
   (( have_wrk )) && echo "wrk: $(wrk -v 2>&1 | head -n1)"
+  (( have_openssl )) && echo "openssl: $(openssl version 2>&1)"
   echo "kernel: $(uname -r)"
 } >"$raw/versions.txt" || true
 
 python3 - "$raw" "$out_json" "$quick" "$dur" "$long_dur" "$rate1" "$conns1" "$rate3" "$conns3" \
-  "$max_queue" "$PUNCTUAL" "$stamp" "$cpu_rounds" <<'EOF'
+  "$max_queue" "$PUNCTUAL" "$stamp" "$cpu_rounds" "$sections" "$rate5" "$conns5" "$rate5h" \
+  "$conns5h" <<'EOF'
 # Turns the raw outputs into bench/results/<timestamp>.json and the table on stdout.
 # Nothing here is a constant figure: every number comes from a file this run wrote.
 import glob, json, os, re, sys
 
 (raw, out_json, quick, dur, long_dur, rate1, conns1, rate3, conns3,
- max_queue, punctual, stamp, cpu_rounds) = sys.argv[1:]
+ max_queue, punctual, stamp, cpu_rounds, sections, rate5, conns5, rate5h, conns5h) = sys.argv[1:]
 cpu_rounds = int(cpu_rounds)
 dur, long_dur, rate1, conns1 = int(dur), int(long_dur), int(rate1), int(conns1)
 rate3, conns3 = int(rate3), int(conns3)
+rate5, conns5, rate5h, conns5h = int(rate5), int(conns5), int(rate5h), int(conns5h)
+sections = sections.split()
 
 
 def path(name):
@@ -507,19 +715,134 @@ memory = {"short_run_s": dur, "long_run_s": long_dur,
           "max_rss_kib_long": t4 and t4["max_rss_kib"],
           "ratio_long_to_short": ratio(t4 and t4["max_rss_kib"], t3 and t3["max_rss_kib"])}
 
+# ---- section 5
+def floor_report(name):
+    try:
+        return json.loads(read(name + ".out") or "")
+    except ValueError:
+        return None
+
+
+def s5_run(name, kind):
+    """One run of section 5: requests completed and CPU per request, as section 1 counts them."""
+    t, extra, n = time_of(name), {}, None
+    if kind == "punctual":
+        d = load_json(name + ".json")
+        if d:
+            n = punctual_requests(d)
+            extra["send_lag_p99_us"] = us(pct(d["latency"]["send_lag"], "99"))
+    elif kind == "h2load":
+        n = h2load_requests(read(name + ".out"))
+    else:
+        f = floor_report(name)
+        if f and f["completed"]:
+            n = f["completed"]
+            extra = {"sleeps_per_request": f["sleeps"] / n, "failed": f["failed"],
+                     "resumed_share": f["resumed"] / f["connections"]}
+    if not t or not n:
+        return None
+    return dict(extra, requests=n, cpu_us_per_request=cpu_per_request(t, n),
+                rate_sent_per_s=n / dur)
+
+
+def s5_rounds(names):
+    return {name: [s5_run(f"{prefix}_r{r}", kind) for r in rounds]
+            for name, (prefix, kind) in names.items()}
+
+
+def s5_ratio(runs, a, b):
+    """The median over rounds of a's CPU per request over b's in the same round."""
+    if a not in runs or b not in runs:
+        return None
+    return median_of([ratio(x and x["cpu_us_per_request"], y and y["cpu_us_per_request"])
+                      for x, y in zip(runs[a], runs[b])])
+
+
+def s5_tools(runs):
+    out = {}
+    for name, got in runs.items():
+        ok = [x for x in got if x]
+        if ok:
+            out[name] = {k: median_of([x.get(k) for x in ok]) for k in sorted(set().union(*ok))}
+            out[name]["cpu_us_per_request_rounds"] = [x and x["cpu_us_per_request"] for x in got]
+    return out
+
+
+https = None
+if "5" in sections:
+    ka_runs = s5_rounds({"punctual coarse": ("s5_ka_punctual_coarse", "punctual"),
+                         "punctual fine": ("s5_ka_punctual_fine", "punctual"),
+                         "h2load": ("s5_ka_h2load", "h2load"),
+                         "floor coarse": ("s5_ka_floor_coarse", "floor"),
+                         "floor fine": ("s5_ka_floor_fine", "floor")})
+    ka = s5_tools(ka_runs)
+    for name, v in ka.items():
+        v["cpu_ratio_to_h2load"] = s5_ratio(ka_runs, name, "h2load")
+        v["cpu_ratio_to_floor"] = (s5_ratio(ka_runs, name, "floor " + name.split()[-1])
+                                   if name.startswith("punctual") else None)
+    hs_runs = s5_rounds({"punctual": ("s5_hs_punctual", "punctual"),
+                         "floor resume": ("s5_hs_floor_resume", "floor"),
+                         "floor full": ("s5_hs_floor_full", "floor")})
+    hs = s5_tools(hs_runs)
+    for name, v in hs.items():
+        v["cpu_ratio_to_floor_resume"] = s5_ratio(hs_runs, name, "floor resume")
+        v["cpu_ratio_to_floor_full"] = s5_ratio(hs_runs, name, "floor full")
+    wire = {}
+    for name, f in (("punctual fine", "s5_wire_punctual_fine"), ("h2load", "s5_wire_h2load")):
+        w = load_json(f + ".tlswire.json")
+        if not w:
+            continue
+        errors, worst, late = (w.pop(k) for k in ("abs_error_ns", "abs_error_max_ns",
+                                                   "lateness_p50_ns"))
+        wire[name] = dict(w, abs_error_us={p: us(x) for p, x in errors.items()},
+                          abs_error_max_us=us(worst), lateness_p50_us=us(late))
+        d = load_json(f + ".json")
+        n = punctual_requests(d) if d else h2load_requests(read(f + ".out"))
+        wire[name]["requests_reported_by_tool"] = n
+    p99 = {k: v["abs_error_us"]["99"] for k, v in wire.items()}
+    precision_ratio = ratio(p99.get("h2load"), p99.get("punctual fine"))
+    h2out = read("s5_ka_h2load_r1.out") or read("s5_wire_h2load.out") or ""
+    seen = {k: (m.group(1).strip() if m else None) for k, m in (
+        ("protocol", re.search(r"TLS Protocol: (.+)", h2out)),
+        ("cipher", re.search(r"Cipher: (.+)", h2out)),
+        ("key_exchange", re.search(r"Server Temp Key: (.+)", h2out)))}
+    coarse_x = ka.get("punctual coarse", {}).get("cpu_ratio_to_h2load")
+    hs_x = hs.get("punctual", {}).get("cpu_ratio_to_floor_resume")
+    https = {
+        "tls_seen_by_h2load": seen,
+        "certificate": "self-signed EC P-256 for IP 127.0.0.1, verified by punctual and the floor",
+        "punctual_skipped": (read("s5_punctual_skipped") or "").strip() or None,
+        "keepalive": {"rate": rate5, "connections": conns5, "tools": ka,
+                      "target_punctual_coarse_cpu_le_1x_h2load":
+                          None if coarse_x is None else coarse_x <= 1.0},
+        "precision": {"rate": rate5, "connections": conns5, "tools": wire,
+                      "h2load_p99_over_punctual_fine_p99": precision_ratio,
+                      "target_punctual_fine_10x_more_precise":
+                          None if precision_ratio is None else precision_ratio >= 10},
+        "handshake": {"rate": rate5h, "connections": conns5h, "tools": hs,
+                      "target_punctual_cpu_le_1_2x_floor_resume":
+                          None if hs_x is None else hs_x <= 1.2},
+    }
+
 result = {
     "bench": {"timestamp": stamp, "quick": quick == "1", "duration_s": dur,
-              "long_duration_s": long_dur, "punctual": punctual,
+              "long_duration_s": long_dur, "punctual": punctual, "sections": sections,
               "versions": (read("versions.txt") or "").strip().splitlines(),
               "nproc": os.cpu_count(),
               "loadavg_start": (read("loadavg_start") or "").split()[:3],
               "loadavg_end": (read("loadavg_end") or "").split()[:3]},
-    "cpu_and_precision": {"rate": rate1, "connections": conns1, "reference": "h2load",
-                          "tools": tools},
-    "max_rate": dict(max_rate, connections=conns1, max_queue=int(max_queue)),
-    "latency_floor": dict(floor or {}, rate=rate3, connections=conns3),
-    "memory": memory,
 }
+if "1" in sections:
+    result["cpu_and_precision"] = {"rate": rate1, "connections": conns1, "reference": "h2load",
+                                   "tools": tools}
+if "2" in sections:
+    result["max_rate"] = dict(max_rate, connections=conns1, max_queue=int(max_queue))
+if "3" in sections:
+    result["latency_floor"] = dict(floor or {}, rate=rate3, connections=conns3)
+if "4" in sections:
+    result["memory"] = memory
+if https:
+    result["https"] = https
 with open(out_json, "w") as f:
     json.dump(result, f, indent=1)
 
@@ -530,53 +853,55 @@ def fmt(v, spec=".1f", none="-"):
 
 print(f"\npunctual bench {stamp} ({'QUICK' if quick == '1' else 'full'}; runs of {dur}s; "
       f"load average at start {' '.join(result['bench']['loadavg_start'])})")
-print(f"\n1. {rate1} req/s, {conns1} connections: CPU per request and send precision "
-      f"(ratios against h2load; CPU: median of {cpu_rounds} rounds, ratios: median of the "
-      "per-round ratios)")
-hdr = (f"{'tool':16} {'CPU us/req':>10} {'rounds':>17} {'x h2load':>8} {'x floor':>7} "
-       f"{'worker us/req':>13} {'sleeps/req':>10} {'sent/s':>8}")
-print(hdr)
-print("-" * len(hdr))
-for name, v in tools.items():
-    spread = "/".join(fmt(x, ".1f") for x in v["cpu_us_per_request_rounds"])
-    print(f"{name:16} {fmt(v['cpu_us_per_request'], '.2f'):>10} {spread:>17} "
-          f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} {fmt(v['cpu_ratio_to_floor'], '.2f'):>7} "
-          f"{fmt(v.get('worker_cpu_us_per_request'), '.2f'):>13} "
-          f"{fmt(v.get('sleeps_per_request'), '.3f'):>10} {fmt(v['rate_sent_per_s'], '.0f'):>8}")
-print("   (floor: bench/floor_generator.cpp, the same schedule with only the kernel work any "
-      "generator needs:\n    one send and one receive per request, and its sleeps; no parsing or "
-      "recording. x floor: punctual's mode over it)")
-print()
-hdr = (f"{'tool':16} {'send_lag p50':>12} {'p99':>8} | {'wire |gap-ideal| p50':>20} {'p99':>8} "
-       f"{'x h2load p50':>12} {'p99':>6} | {'wire sched p50':>14} {'p99':>8} {'bursts':>6}")
-print(hdr)
-print("-" * len(hdr))
-for name, v in tools.items():
-    if name.startswith("floor"):
-        continue  # no send lag, and its wire pattern is not a figure of this bench
-    w = v["wire"] or {}
-    err = w.get("abs_gap_error_us", {})
-    sched = w.get("abs_schedule_error_us", {})
-    lag = v.get("send_lag_us", {})
-    burst = w.get("burst_share")
-    print(f"{name:16} {fmt(lag.get('50')):>12} {fmt(lag.get('99')):>8} | "
-          f"{fmt(err.get('50')):>20} {fmt(err.get('99')):>8} "
-          f"{fmt(v['wire_error_p50_ratio_to_h2load'], '.2f'):>12} "
-          f"{fmt(v['wire_error_p99_ratio_to_h2load'], '.2f'):>6} | "
-          f"{fmt(sched.get('50')):>14} {fmt(sched.get('99')):>8} "
-          f"{fmt(None if burst is None else 100 * burst, '.0f'):>5}%")
-print(f"   (us. send_lag: punctual's own view. wire: requests seen on lo; |gap-ideal| against "
-      f"the ideal gap of {1e6 / rate1:.0f} us;\n    sched: distance from an ideal grid at the "
-      "nominal rate, constant offset removed; bursts: share of gaps under 10 us)")
-print(f"\n2. maximum rate, {conns1} connections: punctual open loop (send lag p99 < 1 ms, "
-      f"no drops, sent >= 99% of planned, queue {'unbounded' if int(max_queue) == 0 else '<= ' + max_queue}) "
-      "vs wrk closed loop")
-print("   ladder: " + ", ".join(f"{s['rate']} {'pass' if s['pass'] else 'FAIL'}"
-                                f" (lag p99 {fmt(s['send_lag_p99_us'])} us)" for s in ladder))
-if p_max is None and ladder:
-    print(f"   no step passed; the lowest tried was {min(failed)} req/s")
-print(f"   punctual {fmt(p_max, '.0f')} req/s, wrk {fmt(wrk_rate, '.0f')} req/s, "
-      f"ratio {fmt(max_rate['ratio_to_wrk'], '.2f')}")
+if "1" in sections:
+    print(f"\n1. {rate1} req/s, {conns1} connections: CPU per request and send precision "
+          f"(ratios against h2load; CPU: median of {cpu_rounds} rounds, ratios: median of the "
+          "per-round ratios)")
+    hdr = (f"{'tool':16} {'CPU us/req':>10} {'rounds':>17} {'x h2load':>8} {'x floor':>7} "
+           f"{'worker us/req':>13} {'sleeps/req':>10} {'sent/s':>8}")
+    print(hdr)
+    print("-" * len(hdr))
+    for name, v in tools.items():
+        spread = "/".join(fmt(x, ".1f") for x in v["cpu_us_per_request_rounds"])
+        print(f"{name:16} {fmt(v['cpu_us_per_request'], '.2f'):>10} {spread:>17} "
+              f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} {fmt(v['cpu_ratio_to_floor'], '.2f'):>7} "
+              f"{fmt(v.get('worker_cpu_us_per_request'), '.2f'):>13} "
+              f"{fmt(v.get('sleeps_per_request'), '.3f'):>10} {fmt(v['rate_sent_per_s'], '.0f'):>8}")
+    print("   (floor: bench/floor_generator.cpp, the same schedule with only the kernel work any "
+          "generator needs:\n    one send and one receive per request, and its sleeps; no parsing or "
+          "recording. x floor: punctual's mode over it)")
+    print()
+    hdr = (f"{'tool':16} {'send_lag p50':>12} {'p99':>8} | {'wire |gap-ideal| p50':>20} {'p99':>8} "
+           f"{'x h2load p50':>12} {'p99':>6} | {'wire sched p50':>14} {'p99':>8} {'bursts':>6}")
+    print(hdr)
+    print("-" * len(hdr))
+    for name, v in tools.items():
+        if name.startswith("floor"):
+            continue  # no send lag, and its wire pattern is not a figure of this bench
+        w = v["wire"] or {}
+        err = w.get("abs_gap_error_us", {})
+        sched = w.get("abs_schedule_error_us", {})
+        lag = v.get("send_lag_us", {})
+        burst = w.get("burst_share")
+        print(f"{name:16} {fmt(lag.get('50')):>12} {fmt(lag.get('99')):>8} | "
+              f"{fmt(err.get('50')):>20} {fmt(err.get('99')):>8} "
+              f"{fmt(v['wire_error_p50_ratio_to_h2load'], '.2f'):>12} "
+              f"{fmt(v['wire_error_p99_ratio_to_h2load'], '.2f'):>6} | "
+              f"{fmt(sched.get('50')):>14} {fmt(sched.get('99')):>8} "
+              f"{fmt(None if burst is None else 100 * burst, '.0f'):>5}%")
+    print(f"   (us. send_lag: punctual's own view. wire: requests seen on lo; |gap-ideal| against "
+          f"the ideal gap of {1e6 / rate1:.0f} us;\n    sched: distance from an ideal grid at the "
+          "nominal rate, constant offset removed; bursts: share of gaps under 10 us)")
+if "2" in sections:
+    print(f"\n2. maximum rate, {conns1} connections: punctual open loop (send lag p99 < 1 ms, "
+          f"no drops, sent >= 99% of planned, queue {'unbounded' if int(max_queue) == 0 else '<= ' + max_queue}) "
+          "vs wrk closed loop")
+    print("   ladder: " + ", ".join(f"{s['rate']} {'pass' if s['pass'] else 'FAIL'}"
+                                    f" (lag p99 {fmt(s['send_lag_p99_us'])} us)" for s in ladder))
+    if p_max is None and ladder:
+        print(f"   no step passed; the lowest tried was {min(failed)} req/s")
+    print(f"   punctual {fmt(p_max, '.0f')} req/s, wrk {fmt(wrk_rate, '.0f')} req/s, "
+          f"ratio {fmt(max_rate['ratio_to_wrk'], '.2f')}")
 if floor:
     print(f"\n3. latency floor at {rate3} req/s, {conns3} connections ({floor['precision']})")
     print(f"   response time p50 {fmt(floor['response_time_us']['50'])} us, "
@@ -585,8 +910,77 @@ if floor:
           f"{fmt(floor['response_over_service_p50'], '.2f')} "
           f"(target <= 2: {floor['target_p50_within_2x_service']}); "
           f"p99 < 1 ms: {floor['target_p99_under_1ms']}")
-print(f"\n4. memory at {rate3} req/s: max RSS {fmt(memory['max_rss_kib_long'], 'd')} KiB after "
-      f"{long_dur}s vs {fmt(memory['max_rss_kib_short'], 'd')} KiB after {dur}s, ratio "
-      f"{fmt(memory['ratio_long_to_short'], '.2f')}\n")
+if "4" in sections:
+    print(f"\n4. memory at {rate3} req/s: max RSS {fmt(memory['max_rss_kib_long'], 'd')} KiB after "
+          f"{long_dur}s vs {fmt(memory['max_rss_kib_short'], 'd')} KiB after {dur}s, ratio "
+          f"{fmt(memory['ratio_long_to_short'], '.2f')}\n")
+if https:
+    print(f"\n5. HTTPS: {' / '.join(v for v in https['tls_seen_by_h2load'].values() if v) or '-'} "
+          f"(as h2load saw it); {https['certificate']}")
+    if https["punctual_skipped"]:
+        print(f"   {https['punctual_skipped']}")
+    ka = https["keepalive"]["tools"]
+    print(f"   keep-alive, {rate5} req/s over {conns5} connections: CPU per request (median of "
+          f"{cpu_rounds} rounds; ratios: median of the per-round ratios)")
+    hdr = (f"   {'tool':16} {'CPU us/req':>10} {'rounds':>17} {'x h2load':>8} {'x floor':>7} "
+           f"{'sent/s':>8}")
+    print(hdr)
+    print("   " + "-" * (len(hdr) - 3))
+    for name in ("punctual coarse", "punctual fine", "h2load", "floor coarse", "floor fine"):
+        v = ka.get(name)
+        if not v:
+            print(f"   {name:16} {'-':>10}")
+            continue
+        spread = "/".join(fmt(x, ".1f") for x in v["cpu_us_per_request_rounds"])
+        print(f"   {name:16} {fmt(v['cpu_us_per_request'], '.2f'):>10} {spread:>17} "
+              f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} {fmt(v['cpu_ratio_to_floor'], '.2f'):>7} "
+              f"{fmt(v['rate_sent_per_s'], '.0f'):>8}")
+    print(f"   target punctual coarse <= 1.0 x h2load: "
+          f"{fmt(https['keepalive']['target_punctual_coarse_cpu_le_1x_h2load'], '')}")
+    pr = https["precision"]
+    print(f"   precision on the wire, {rate5} req/s over {conns5} connections: |request on lo - "
+          "its ideal time|, us")
+    hdr = (f"   {'tool':16} {'ideal':>10} {'requests':>9} {'kept':>7} {'p50':>8} {'p90':>8} "
+           f"{'p99':>8} {'p99.9':>8} {'max':>8}")
+    print(hdr)
+    print("   " + "-" * (len(hdr) - 3))
+    for name in ("punctual fine", "h2load"):
+        w = pr["tools"].get(name)
+        if not w:
+            print(f"   {name:16} {'-':>10}")
+            continue
+        e = w["abs_error_us"]
+        print(f"   {name:16} {w['ideal']:>10} {w['requests_on_wire']:>9} {w['kept']:>7} "
+              f"{fmt(e['50']):>8} {fmt(e['90']):>8} {fmt(e['99']):>8} {fmt(e['99.9']):>8} "
+              f"{fmt(w['abs_error_max_us']):>8}")
+    print(f"   (schedule: the i-th request against the run's start + i/{rate5} s, nothing fitted; "
+          f"per-client: each connection's\n    j-th request against j/{rate5 // conns5} s after "
+          "its own median offset. Both without the first and last 500 ms)")
+    print(f"   h2load p99 / punctual fine p99: "
+          f"{fmt(pr['h2load_p99_over_punctual_fine_p99'], '.1f')}; "
+          f"target >= 10: {fmt(pr['target_punctual_fine_10x_more_precise'], '')}")
+    hs = https["handshake"]["tools"]
+    print(f"   one TLS connection per request (--no-keepalive), {rate5h} req/s, at most "
+          f"{conns5h} open: CPU per request")
+    hdr = (f"   {'tool':16} {'CPU us/req':>10} {'rounds':>17} {'x resume':>8} {'x full':>7} "
+           f"{'resumed':>7} {'sent/s':>8}")
+    print(hdr)
+    print("   " + "-" * (len(hdr) - 3))
+    for name in ("punctual", "floor resume", "floor full"):
+        v = hs.get(name)
+        if not v:
+            print(f"   {name:16} {'-':>10}")
+            continue
+        spread = "/".join(fmt(x, ".0f") for x in v["cpu_us_per_request_rounds"])
+        share = v.get("resumed_share")
+        print(f"   {name:16} {fmt(v['cpu_us_per_request'], '.1f'):>10} {spread:>17} "
+              f"{fmt(v['cpu_ratio_to_floor_resume'], '.2f'):>8} "
+              f"{fmt(v['cpu_ratio_to_floor_full'], '.2f'):>7} "
+              f"{fmt(None if share is None else 100 * share, '.0f'):>6}% "
+              f"{fmt(v['rate_sent_per_s'], '.0f'):>8}")
+    print(f"   target punctual <= 1.2 x floor resume: "
+          f"{fmt(https['handshake']['target_punctual_cpu_le_1_2x_floor_resume'], '')}")
+    print("   (floor resume / full: bench/floor_generator.cpp --tls --no-keepalive with and "
+          "without --resume;\n    resumed: share of its handshakes the server resumed)\n")
 EOF
 log "results written to $out_json"
