@@ -514,7 +514,30 @@ def main():
         everything_but_hostile(binary, checks)
     for kind in ("garbage-hello", "stall-handshake", "close-in-handshake", "plaintext-answer"):
         checks.run(f"hostile server: {kind}", hostile, binary, kind)
+    checks.run("--connect-timeout covers the handshake", connect_timeout_covers_the_handshake, binary)
     checks.finish()
+
+
+def connect_timeout_covers_the_handshake(binary):
+    """--connect-timeout bounds the TCP connect and the TLS handshake together: against handshakes
+    that stall, with a 150 ms connect bound inside a 2 s deadline, the requests that needed a new
+    connection fail as connect failures after ~150 ms, not as timeouts after 2 s. (20 req/s over
+    4 connections, so no request waits for a connection long enough to time out in the queue.)"""
+    c = FAULT_CONNECTIONS
+    args = ["-t1", f"-c{c}", "-d2s", "-R20", "--no-keepalive", "--insecure", "--timeout", "2s",
+            "--connect-timeout", "150ms"]
+    with tls_lib.tls_serve(binary, "--tls-self-signed", "--tls-fault", f"stall-handshake:after={c}") as serve:
+        result = harness.run_punctual(binary, [*args, serve.url("/")], timeout_s=30)
+    report = harness.require_report(result)
+    harness.assert_denominator(report)
+    o = report["outcomes"]
+    check_eq(o["timeout"], 0, f"timeouts: the connect bound should end them first ({o})")
+    check(report["socket_errors"]["connect"] > 0, f"no connect failures: {report['socket_errors']}")
+    check_eq(o["ok"] + o["socket_error"], report["schedule"]["planned"], f"outcomes {o}")
+    # A failed connect is recorded when it is seen: about 150 ms after the request was due.
+    max_ns = report["latency"]["response_time"]["max_ns"]
+    check(max_ns < 1_000_000_000, f"response_time max {max_ns} ns: a handshake outlived its connect bound")
+    check(result.wall_s < 5, f"the run took {result.wall_s:.1f} s")
 
 
 def everything_but_hostile(binary, checks):
