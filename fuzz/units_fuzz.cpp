@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/retry_options.hpp"
 #include "cli/units.hpp"
+#include "engine/retry.hpp"
 
 namespace {
 void check(bool ok) {
