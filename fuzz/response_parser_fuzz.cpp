@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "http/response_parser.hpp"
 
 namespace {
@@ -29,9 +30,7 @@ struct event {
   bool operator==(const event&) const = default;
 };
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using punctual::fuzz::check;
 
 std::vector<event> run(const std::uint8_t* data, std::size_t size, const std::vector<std::size_t>& pieces,
                        bool head, bool eof) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_check.hpp"
 #include "analysis/slo.hpp"
 
 namespace {
@@ -17,9 +18,7 @@ using punctual::analysis::slo_expression;
 using punctual::analysis::slo_metric;
 using punctual::analysis::slo_unit;
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using punctual::fuzz::check;
 
 void check_error(const std::string& error) {
   check(error.rfind("--slo '", 0) == 0);

@@ -8,15 +8,14 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_check.hpp"
 #include "cli/command.hpp"
 #include "cli/retry_options.hpp"
 #include "cli/units.hpp"
 #include "engine/retry.hpp"
 
 namespace {
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using punctual::fuzz::check;
 
 void fuzz_duration(std::string_view text) {
   const auto value = punctual::cli::try_parse_duration(text);

@@ -48,14 +48,20 @@ class signal_scope {
 };
 
 void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
-                    std::chrono::nanoseconds interval, bool tls) {
-  const double length = static_cast<double>(interval.count()) / 1e9;
+                    const run::config& c) {
+  const bool tls = c.tls.enabled;
+  const double length = static_cast<double>(c.interval.count()) / 1e9;
   const double start = static_cast<double>(index) * length;
   // Response time untagged: Java's HistogramLogProcessor reads only untagged lines by default.
   log.write_interval("", start, length, v[record::view::response_time]);
   for (std::size_t i = 1; i < record::view_count; ++i) {
     const auto view = static_cast<record::view>(i);
     if (record::reported(view, tls)) log.write_interval(record::view_names[i], start, length, v[view]);
+  }
+  // Each name's response time, as response_time.NAME (names are [A-Za-z0-9_-], valid in a tag).
+  for (std::size_t n = 0; n < c.mix.size() && n < v.name_count(); ++n) {
+    log.write_interval("response_time." + c.mix[n].name, start, length,
+                       v.named(n, record::named_view::response_time));
   }
 }
 
@@ -139,7 +145,7 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
       log = std::make_unique<hdr::interval_log_writer>(hlog_text, static_cast<double>(start.count()) / 1e9);
       log->write_header("[Logged with punctual 0.1.0]");
     }
-    write_interval(*log, index, v, setup.config.interval, setup.config.tls.enabled);
+    write_interval(*log, index, v, setup.config);
   };
   engine::run_result r;
   {

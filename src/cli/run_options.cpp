@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/mix_options.hpp"
 #include "cli/tls_options.hpp"
 #include "cli/units.hpp"
 #include "http/request.hpp"
@@ -160,6 +161,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   const auto spec = build_request(o, *target.value);
   c.request = http::encode_request(spec);
   c.head_request = spec.method == "HEAD";
+  c.seed = o.seed;
+  apply_request_mix(o, *target.value, c);
   apply_tls_options(o, *target.value, c);
   c.target = connect_address(o, *target.value);
 

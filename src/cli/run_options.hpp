@@ -32,6 +32,7 @@ struct run_options {
   std::vector<std::string> headers;
   std::string body;
   std::string body_file;
+  std::string requests_file;  // --requests FILE.yaml: a weighted mix (open model)
   std::string expect_status = "200-399";
   bool full_latency = false;
   bool full_service = false;

@@ -1,11 +1,15 @@
-// Where the request for each planned request comes from. The engine asks for schedule index i
-// (a retry asks again for its own i) and writes the bytes it gets; a weighted mix of requests or
-// a user's next step is another source, not a change to the worker.
+// Where the request for each planned request comes from. The engine asks which request schedule
+// index i is (its name, kept with the request through its retries) and writes the bytes of that
+// name; a weighted mix of requests or a user's next step is another source, not a change to the
+// worker.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "run/config.hpp"
 
 namespace punctual::engine {
 
@@ -18,18 +22,37 @@ struct wire_request {
 class request_source {
  public:
   virtual ~request_source() = default;
-  virtual wire_request request_for(std::uint64_t index) const noexcept = 0;
+  // The name (an index into the run's names; 0 when the run has none) of request `index`.
+  virtual std::uint16_t name_of(std::uint64_t index) const noexcept = 0;
+  virtual wire_request request(std::uint16_t name) const noexcept = 0;
 };
 
 // The same request every time.
 class fixed_request final : public request_source {
  public:
   fixed_request(std::string bytes, bool head) : bytes_(std::move(bytes)), head_(head) {}
-  wire_request request_for(std::uint64_t) const noexcept override { return {bytes_, head_}; }
+  std::uint16_t name_of(std::uint64_t) const noexcept override { return 0; }
+  wire_request request(std::uint16_t) const noexcept override { return {bytes_, head_}; }
 
  private:
   std::string bytes_;
   bool head_;
+};
+
+// --requests: request i is the entry a keyed draw of (seed, request_mix, i) lands on, weighted.
+// Entries of weight 0 are never drawn.
+class weighted_mix final : public request_source {
+ public:
+  weighted_mix(const std::vector<run::named_request>& entries, std::uint64_t seed);
+  std::uint16_t name_of(std::uint64_t index) const noexcept override;
+  wire_request request(std::uint16_t name) const noexcept override {
+    return {entries_[name].bytes, entries_[name].head};
+  }
+
+ private:
+  std::vector<run::named_request> entries_;
+  std::vector<double> cumulative_;  // upper edge of each entry's share of [0, 1)
+  std::uint64_t seed_;
 };
 
 }  // namespace punctual::engine

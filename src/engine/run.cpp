@@ -24,13 +24,35 @@ void sleep_for(nanoseconds d) noexcept {
   nanosleep(&ts, nullptr);  // EINTR (a signal) just ends the nap early
 }
 
-using interval_map = std::map<std::int64_t, std::unique_ptr<record::view_set>>;
+// The intervals taken from some workers but not yet emitted. An emitted set is reset and kept
+// for the next interval: a new set each second would come back from the allocator as memory it
+// must zero, touching every page of every histogram, and a run with a mix has hundreds.
+class pending_intervals {
+ public:
+  explicit pending_intervals(std::size_t names) : names_(names) {}
 
-record::view_set& pending_interval(interval_map& pending, std::int64_t index) {
-  auto& p = pending[index];
-  if (!p) p = std::make_unique<record::view_set>();
-  return *p;
-}
+  record::view_set& at(std::int64_t index) {
+    auto& p = sets_[index];
+    if (p) return *p;
+    if (spare_.empty()) return *(p = std::make_unique<record::view_set>(names_));
+    p = std::move(spare_.back());
+    spare_.pop_back();
+    return *p;
+  }
+
+  void release(std::int64_t index) {
+    const auto it = sets_.find(index);
+    if (it == sets_.end()) return;
+    it->second->reset();
+    spare_.push_back(std::move(it->second));
+    sets_.erase(it);
+  }
+
+ private:
+  std::size_t names_;
+  std::map<std::int64_t, std::unique_ptr<record::view_set>> sets_;
+  std::vector<std::unique_ptr<record::view_set>> spare_;
+};
 
 }  // namespace
 
@@ -38,8 +60,11 @@ load_run::load_run(const run_config& config)
     : config_(config),
       transports_(config.tls.enabled ? net::tls_transport_factory(config.tls)
                                      : net::tcp_transport_factory()),
-      requests_(config.request, config.head_request) {
-  const worker_parts parts{*transports_, requests_};
+      requests_(config.mix.empty()
+                    ? std::unique_ptr<request_source>(
+                          std::make_unique<fixed_request>(config.request, config.head_request))
+                    : std::make_unique<weighted_mix>(config.mix, config.seed)) {
+  const worker_parts parts{*transports_, *requests_};
   const std::uint32_t threads = config.threads;
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.
@@ -58,6 +83,9 @@ void load_run::interrupt() noexcept {
 
 run_result load_run::execute(const interval_sink& sink) {
   run_result result;
+  const std::size_t names = config_.name_count();
+  result.measured.views = record::view_set(names);
+  result.by_name.resize(names);
   net::failure first_error;
   for (auto& w : workers_) result.connections_opened += w->open_connections(first_error);
   // A certificate that does not verify ends the run before it starts, whatever else connected.
@@ -91,12 +119,12 @@ run_result load_run::execute(const interval_sink& sink) {
     });
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  interval_map pending;
+  pending_intervals pending(names);
   std::vector<std::int64_t> taken(workers_.size(), -1);
   std::int64_t next_emit = 0;
   // Every measured sample is in exactly one interval: the run's totals are their sum.
   const auto emit = [&](std::int64_t index) {
-    const record::view_set& views = pending_interval(pending, index);
+    const record::view_set& views = pending.at(index);
     result.measured.views.add(views);
     sink(index, views);
   };
@@ -105,13 +133,13 @@ run_result load_run::execute(const interval_sink& sink) {
       auto& ex = workers_[i]->recorder().intervals();
       const std::int64_t index = ex.waiting();
       if (index < 0) continue;
-      ex.take(pending_interval(pending, index));
+      ex.take(pending.at(index));
       taken[i] = std::max(taken[i], index);
     }
     const std::int64_t ready = *std::min_element(taken.begin(), taken.end());
     for (; next_emit <= ready; ++next_emit) {
       emit(next_emit);
-      pending.erase(next_emit);
+      pending.release(next_emit);
     }
   };
   while (running.load(std::memory_order_acquire) > 0) {
@@ -122,7 +150,7 @@ run_result load_run::execute(const interval_sink& sink) {
   poll();
   std::int64_t last = next_emit - 1;
   for (auto& w : workers_) {
-    pending_interval(pending, w->recorder().current_interval()).add(w->recorder().intervals().last());
+    pending.at(w->recorder().current_interval()).add(w->recorder().intervals().last());
     last = std::max(last, w->recorder().current_interval());
   }
   for (; next_emit <= last; ++next_emit) emit(next_emit);
@@ -136,6 +164,7 @@ run_result load_run::execute(const interval_sink& sink) {
   result.elapsed = net::mono_now() - start;
   for (auto& w : workers_) {
     result.measured.counts.add(w->recorder().measured_counts());
+    for (std::size_t n = 0; n < names; ++n) result.by_name[n].add(w->recorder().by_name()[n]);
     result.warmup.counts.add(w->recorder().warmup().counts);
     result.warmup.views.add(w->recorder().warmup().views);
     result.load.add(w->recorder().load());

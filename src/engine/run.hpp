@@ -41,12 +41,9 @@ class load_run {
   void interrupt() noexcept;
 
  private:
-  void collect(std::vector<std::int64_t>& taken, std::vector<record::view_set*>& pending,
-               std::int64_t& next_emit, const interval_sink& sink, bool final);
-
   const run_config& config_;
   std::unique_ptr<net::transport_factory> transports_;
-  fixed_request requests_;
+  std::unique_ptr<request_source> requests_;
   run_control control_;
   net::clock_mapping start_{};
   std::vector<std::unique_ptr<worker>> workers_;

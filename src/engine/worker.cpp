@@ -95,7 +95,7 @@ void worker::prepare(nanoseconds start) {
   window_end_ = start + config_.warmup + config_.duration;
   // Attempts can still be sent until the last deadline of the drain.
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
-                    window_end_ + config_.timeout);
+                    window_end_ + config_.timeout, config_.name_count());
   for (const auto& [took, resumed] : early_handshakes_) {
     recorder_->on_tls_handshake(start + config_.warmup, took, resumed);
   }
@@ -147,7 +147,8 @@ void worker::dispatch_due(nanoseconds now) {
     record::request_times t;
     t.intended = intended;
     t.index = next_.index;
-    recorder_->on_planned(intended);
+    t.name = requests_.name_of(t.index);
+    recorder_->on_planned(intended, t.name);
     budget_.on_first_attempt();
     admit(t, now);
     next_entry();
@@ -171,7 +172,7 @@ void worker::admit(record::request_times& t, nanoseconds now) {
   if (now >= deadlines_.chain(t)) return recorder_->on_timeout(t, config_.timeout);
   if (queue_.empty() && assign(t, now)) return;
   if (config_.max_queue && queue_.size() >= config_.max_queue) {
-    recorder_->on_dropped(t.intended);
+    recorder_->on_dropped(t);
   } else {
     queue_.push(t);
   }
@@ -201,6 +202,7 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
   next.intended = t.intended;
   next.due = due;
   next.index = t.index;
+  next.name = t.name;
   next.attempt = t.attempt + 1;
   retries_.push_back(next);
   std::push_heap(retries_.begin(), retries_.end(), due_later);

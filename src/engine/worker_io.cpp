@@ -200,7 +200,7 @@ void worker::send_request(slot& s, nanoseconds now) {
   connection& c = connection_of(s);
   c.state = conn_state::busy;
   s.written = 0;
-  s.request = requests_.request_for(s.times.index);
+  s.request = requests_.request(s.times.name);
   // The actual send is the moment just before the first write, not when this batch began.
   now = net::mono_now();
   s.times.sent = now;

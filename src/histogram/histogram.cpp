@@ -83,7 +83,7 @@ histogram::histogram(const histogram_params& params) : params_(params) {
   leading_zero_count_base_ = 64 - unit_magnitude_ - sub_bucket_count_magnitude_;
   bucket_count_ = l.bucket_count;
   counts_length_ = static_cast<std::int32_t>(l.counts_length);
-  counts_.assign(static_cast<std::size_t>(counts_length_), 0);
+  counts_ = zeroed_counts(static_cast<std::size_t>(counts_length_));
   min_index_ = empty_min_index;
   max_index_ = -1;
 }
@@ -182,7 +182,10 @@ void histogram::refresh_total() const noexcept {
 }
 
 void histogram::reset() noexcept {
-  std::fill(counts_.begin(), counts_.end(), 0);
+  // Every non-zero slot lies in [min_index_, max_index_]; the slots outside were never touched.
+  if (max_index_ >= 0) {
+    counts_.clear(static_cast<std::size_t>(min_index_), static_cast<std::size_t>(max_index_));
+  }
   total_count_ = 0;
   total_stale_ = false;
   over_range_count_ = 0;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -33,5 +34,16 @@ constexpr bool is_token_char(char c) noexcept {
 // Pass a string_view or call it qualified: for a std::string argument, argument-dependent lookup
 // would prefer std::quoted whenever <iomanip> happens to be included.
 std::string quoted(std::string_view text);
+
+// ASCII case-insensitive equality, as header names, schemes and host names compare.
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
+    const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] + 32) : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
 
 }  // namespace punctual::http

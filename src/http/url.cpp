@@ -17,12 +17,6 @@ url_result failure(std::string_view text, std::string_view what) {
   return {std::nullopt, "target " + quoted(text) + ": " + std::string{what}};
 }
 
-char to_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return to_lower(x) == to_lower(y); });
-}
 
 bool is_host_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||

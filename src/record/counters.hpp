@@ -44,6 +44,18 @@ struct counters {
   void add(const counters& other) noexcept;
 };
 
+// The measured window's outcomes of one request name (a --requests entry). The same
+// denominator rule holds per name: planned == the sum of its outcomes.
+struct name_counts {
+  std::uint64_t planned = 0;
+  std::array<std::uint64_t, outcome_count> outcomes{};
+
+  void add(const name_counts& other) noexcept {
+    planned += other.planned;
+    for (std::size_t i = 0; i < outcome_count; ++i) outcomes[i] += other.outcomes[i];
+  }
+};
+
 // Per second of the measured window, counted from its start: the requests planned (by intended
 // time), the first attempts among them the generator got to late (more than schedule_grace after
 // their second ended; the schedule check), and the attempts sent (by send time: the retry

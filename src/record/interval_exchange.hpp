@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "record/view_set.hpp"
@@ -14,6 +15,8 @@ namespace punctual::record {
 
 class interval_exchange {
  public:
+  explicit interval_exchange(std::size_t names = 0) : sets_{view_set(names), view_set(names)} {}
+
   // Worker side.
   view_set& current() noexcept { return sets_[current_]; }
   // Offers the current set, holding interval `index`; returns false if the spare is still taken.

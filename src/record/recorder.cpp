@@ -9,11 +9,13 @@ constexpr nanoseconds one_second{1'000'000'000};
 }  // namespace
 
 recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
-                   nanoseconds horizon)
+                   nanoseconds horizon, std::size_t names)
     : measure_start_(measure_start),
       window_end_(window_end),
       interval_(interval),
-      next_boundary_(measure_start + interval) {
+      next_boundary_(measure_start + interval),
+      names_(names),
+      exchange_(names) {
   // Sized once here, so counting never allocates on the request path.
   const nanoseconds span = std::max(horizon, window_end) - measure_start;
   const auto seconds = static_cast<std::size_t>(std::max<std::int64_t>(
@@ -29,10 +31,12 @@ std::uint64_t& recorder::second_of(std::vector<std::uint64_t>& series, nanosecon
   return series[s < 0 ? 0 : std::min(static_cast<std::size_t>(s), last)];
 }
 
-void recorder::on_planned(nanoseconds intended) noexcept {
+void recorder::on_planned(nanoseconds intended, std::uint16_t name) noexcept {
   counters& c = counts_of(intended);
   c.planned++;
-  if (&c == &measured_) second_of(load_.planned, intended)++;
+  if (&c != &measured_) return;
+  second_of(load_.planned, intended)++;
+  if (!names_.empty()) names_[name].planned++;
 }
 
 void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
@@ -46,19 +50,29 @@ void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
   exchange_.current()[v].record(ns);
 }
 
-void recorder::record_response_time(nanoseconds intended, nanoseconds at, nanoseconds value,
-                                    bool ok) noexcept {
-  record_view(view::response_time, intended, at, value);
-  if (ok) record_view(view::response_time_ok, intended, at, value);
+// A name's views, like the run's, go into the interval of `at`; warm-up samples keep none.
+void recorder::record_named(const request_times& t, named_view v, nanoseconds at,
+                            nanoseconds value) noexcept {
+  if (names_.empty() || t.intended < measure_start_) return;
+  if (at >= next_boundary_) roll_intervals(at);
+  exchange_.current().named(t.name, v).record(value.count() < 0 ? 0 : value.count());
 }
 
-void recorder::finish(nanoseconds intended, outcome o) noexcept {
-  counters& c = counts_of(intended);
+void recorder::record_response_time(const request_times& t, nanoseconds at, nanoseconds value,
+                                    bool ok) noexcept {
+  record_view(view::response_time, t.intended, at, value);
+  if (ok) record_view(view::response_time_ok, t.intended, at, value);
+  record_named(t, named_view::response_time, at, value);
+}
+
+void recorder::finish(const request_times& t, outcome o) noexcept {
+  counters& c = counts_of(t.intended);
   c.outcomes[index(o)]++;
   if (o == outcome::timeout || o == outcome::unfinished) c.censored++;
+  if (&c == &measured_ && !names_.empty()) names_[t.name].outcomes[index(o)]++;
 }
 
-void recorder::on_dropped(nanoseconds intended) noexcept { finish(intended, outcome::dropped); }
+void recorder::on_dropped(const request_times& t) noexcept { finish(t, outcome::dropped); }
 
 void recorder::on_dispatched(const request_times& t) noexcept {
   record_view(view::send_lag, t.intended, t.dispatched, t.dispatched - t.due_time());
@@ -95,6 +109,7 @@ void recorder::on_attempt_failed(const request_times& t, nanoseconds at, retry_c
 
 void recorder::record_service(const request_times& t, nanoseconds done) noexcept {
   record_view(view::service_time, t.intended, done, done - t.sent);
+  record_named(t, named_view::service_time, done, done - t.sent);
   if (t.first_byte.count() != 0) {
     record_view(view::time_to_first_byte, t.intended, done, t.first_byte - t.sent);
   }
@@ -116,27 +131,27 @@ void recorder::on_response(const request_times& t, nanoseconds done, int status,
   counters& c = counts_of(t.intended);
   if (status >= 0 && status < static_cast<int>(c.status.size())) c.status[status]++;
   if (in_window(done)) c.completed_in_window++;
-  record_response_time(t.intended, done, done - t.intended, expected);
+  record_response_time(t, done, done - t.intended, expected);
   record_service(t, done);
-  finish(t.intended, expected ? outcome::ok : outcome::http_error);
+  finish(t, expected ? outcome::ok : outcome::http_error);
 }
 
 void recorder::on_socket_error(const request_times& t, nanoseconds failed_at,
                                socket_reason why) noexcept {
   counts_of(t.intended).socket_errors[index(why)]++;
-  record_response_time(t.intended, failed_at, failed_at - t.intended, false);
-  finish(t.intended, outcome::socket_error);
+  record_response_time(t, failed_at, failed_at - t.intended, false);
+  finish(t, outcome::socket_error);
 }
 
 void recorder::on_timeout(const request_times& t, nanoseconds timeout) noexcept {
   // Recorded at exactly the timeout: the true value is at least this (censored).
-  record_response_time(t.intended, t.intended + timeout, timeout, false);
-  finish(t.intended, outcome::timeout);
+  record_response_time(t, t.intended + timeout, timeout, false);
+  finish(t, outcome::timeout);
 }
 
 void recorder::on_unfinished(const request_times& t, nanoseconds interrupted_at) noexcept {
-  record_response_time(t.intended, interrupted_at, interrupted_at - t.intended, false);
-  finish(t.intended, outcome::unfinished);
+  record_response_time(t, interrupted_at, interrupted_at - t.intended, false);
+  finish(t, outcome::unfinished);
 }
 
 void recorder::roll_intervals(nanoseconds now) noexcept {

@@ -33,6 +33,7 @@ struct request_times {
   nanoseconds first_byte{};
   std::uint64_t index = 0;    // the request's index in the schedule (keys the retry jitter)
   std::uint32_t attempt = 0;  // 0 for the first attempt
+  std::uint16_t name = 0;     // the request's name (index into the run's names), if it has one
   bool had_to_connect = false;
 
   nanoseconds due_time() const noexcept { return due.count() != 0 ? due : intended; }
@@ -47,11 +48,13 @@ class recorder {
  public:
   // measure_start: intended times before it are warm-up. interval: the .hlog interval length.
   // horizon: the last instant an attempt can be sent (the drain's end), for the per-second load.
+  // names: how many request names the run reports apart (0: none); each keeps its outcomes and
+  // its named views (view_set::named), in the measured window only.
   recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
-           nanoseconds horizon = {});
+           nanoseconds horizon = {}, std::size_t names = 0);
 
-  void on_planned(nanoseconds intended) noexcept;
-  void on_dropped(nanoseconds intended) noexcept;
+  void on_planned(nanoseconds intended, std::uint16_t name = 0) noexcept;
+  void on_dropped(const request_times& t) noexcept;
   void on_dispatched(const request_times& t) noexcept;  // send lag
   void on_assigned(const request_times& t) noexcept;    // queue wait
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
@@ -91,6 +94,7 @@ class recorder {
 
   // Counts only: the measured latency views are in the intervals (see above).
   const counters& measured_counts() const noexcept { return measured_; }
+  const std::vector<record::name_counts>& by_name() const noexcept { return names_; }
   const phase& warmup() const noexcept { return warmup_; }
   interval_exchange& intervals() noexcept { return exchange_; }
   const per_second_load& load() const noexcept { return load_; }
@@ -103,9 +107,10 @@ class recorder {
   }
   bool in_window(nanoseconds t) const noexcept { return t >= measure_start_ && t < window_end_; }
   void record_view(view v, nanoseconds intended, nanoseconds at, nanoseconds value) noexcept;
-  void record_response_time(nanoseconds intended, nanoseconds at, nanoseconds value,
+  void record_named(const request_times& t, named_view v, nanoseconds at, nanoseconds value) noexcept;
+  void record_response_time(const request_times& t, nanoseconds at, nanoseconds value,
                             bool ok) noexcept;
-  void finish(nanoseconds intended, outcome o) noexcept;
+  void finish(const request_times& t, outcome o) noexcept;
   void record_service(const request_times& t, nanoseconds done) noexcept;
   std::uint64_t& second_of(std::vector<std::uint64_t>& series, nanoseconds at) noexcept;
 
@@ -115,6 +120,7 @@ class recorder {
   nanoseconds next_boundary_;
   std::int64_t interval_index_ = 0;
   counters measured_;
+  std::vector<record::name_counts> names_;  // measured window, by name
   phase warmup_;
   interval_exchange exchange_;
   per_second_load load_;

@@ -1,5 +1,6 @@
 #include "record/view_set.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace punctual::record {
@@ -19,21 +20,30 @@ std::array<hdr::histogram, sizeof...(i)> latency_histograms(std::index_sequence<
 
 }  // namespace
 
-view_set::view_set() : views_(latency_histograms(std::make_index_sequence<view_count>{})) {}
+view_set::view_set(std::size_t names)
+    : views_(latency_histograms(std::make_index_sequence<view_count>{})) {
+  // Built one by one: a copy of a histogram would touch every page of its counts.
+  named_.reserve(names * named_view_count);
+  for (std::size_t i = 0; i < names * named_view_count; ++i) named_.emplace_back(latency_params());
+}
 
+// Sets with different name counts meet only when one of them has none (the warm-up's): the
+// named views then stay apart.
 void view_set::add(const view_set& other) noexcept {
   for (std::size_t i = 0; i < view_count; ++i) views_[i].add(other.views_[i]);
+  const std::size_t n = std::min(named_.size(), other.named_.size());
+  for (std::size_t i = 0; i < n; ++i) named_[i].add(other.named_[i]);
 }
 
 void view_set::reset() noexcept {
   for (auto& h : views_) h.reset();
+  for (auto& h : named_) h.reset();
 }
 
 bool view_set::empty() const noexcept {
-  for (const auto& h : views_) {
-    if (h.total_count() != 0) return false;
-  }
-  return true;
+  const auto has_counts = [](const hdr::histogram& h) { return h.total_count() != 0; };
+  return std::none_of(views_.begin(), views_.end(), has_counts) &&
+         std::none_of(named_.begin(), named_.end(), has_counts);
 }
 
 }  // namespace punctual::record

@@ -9,6 +9,10 @@ namespace punctual::report {
 // attempts_report.cpp
 nlohmann::ordered_json attempts_json(const run::config& c, const run::result& r);
 nlohmann::ordered_json retry_policy_json(const run::config& c);
+nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
+// by_name_report.cpp
+nlohmann::ordered_json mix_json(const run::config& c);
+nlohmann::ordered_json by_name_json(const run::config& c, const run::result& r);
 
 namespace {
 
@@ -23,24 +27,6 @@ std::string percentile_key(double p) {
   return buf;
 }
 
-json view_json(const hdr::histogram& h, std::uint64_t censored) {
-  json percentiles = json::object();
-  json lower_bounds = json::array();
-  const double bound_from = lower_bound_from(censored, h.total_count());
-  for (const double p : summary_percentiles) {
-    percentiles[percentile_key(p)] = h.value_at_percentile(p);
-    if (p >= bound_from) lower_bounds.push_back(percentile_key(p));
-  }
-  return json{{"count", h.total_count()},
-              {"censored", censored},
-              {"over_range", h.over_range_count()},
-              {"min_ns", h.min()},
-              {"mean_ns", h.mean()},
-              {"max_ns", h.max()},
-              {"stddev_ns", h.stddev()},
-              {"percentiles_ns", percentiles},
-              {"lower_bound_percentiles", lower_bounds}};
-}
 
 json outcomes_json(const record::counters& c) {
   json o = json::object();
@@ -94,6 +80,7 @@ json model_json(const run::config& c) {
   m["schedule"] = c.plan ? schedule::describe(*c.plan) : std::string();
   if (c.model == run::model_kind::closed) m["think_ns"] = c.think.count();
   m["precision"] = run::name(c.precision);
+  if (!c.mix.empty()) m["requests"] = mix_json(c);
   return m;
 }
 
@@ -165,6 +152,26 @@ json slo_json(const verdicts& v) {
 
 }  // namespace
 
+// One latency view as the JSON reports it (the by-name section uses it too).
+nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored) {
+  nlohmann::ordered_json percentiles = nlohmann::ordered_json::object();
+  nlohmann::ordered_json lower_bounds = nlohmann::ordered_json::array();
+  const double bound_from = lower_bound_from(censored, h.total_count());
+  for (const double p : summary_percentiles) {
+    percentiles[percentile_key(p)] = h.value_at_percentile(p);
+    if (p >= bound_from) lower_bounds.push_back(percentile_key(p));
+  }
+  return nlohmann::ordered_json{{"count", h.total_count()},
+              {"censored", censored},
+              {"over_range", h.over_range_count()},
+              {"min_ns", h.min()},
+              {"mean_ns", h.mean()},
+              {"max_ns", h.max()},
+              {"stddev_ns", h.stddev()},
+              {"percentiles_ns", percentiles},
+              {"lower_bound_percentiles", lower_bounds}};
+}
+
 void write_json(std::ostream& out, const run::config& config, const run::result& r,
                 const verdicts& v) {
   const auto& c = r.measured.counts;
@@ -206,6 +213,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts)}}},
            {"generator", generator_json(r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
+  if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);
   out << doc.dump(2) << '\n';
 }
 

@@ -17,6 +17,9 @@ void write_validity(std::ostream& out, const verdicts& v);
 void write_slos(std::ostream& out, const verdicts& v);
 // attempts_report.cpp
 void write_attempts_text(std::ostream& out, const run::config& c, const run::result& r);
+// by_name_report.cpp
+std::string describe_mix(const run::config& c);
+void write_by_name_text(std::ostream& out, const run::config& c, const run::result& r);
 
 namespace {
 
@@ -66,6 +69,7 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
                  "actual send, which waited for the server)\n");
     }
   }
+  if (!c.mix.empty()) fmt::print(out, "requests: {}\n", describe_mix(c));
   if (c.tls.enabled) write_tls_line(out, c, r);
   if (c.retry.enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry));
   if (c.warmup.count() > 0) {
@@ -187,6 +191,7 @@ void write_text(std::ostream& out, const run::config& c, const run::result& r,
   write_outcomes(out, r);
   write_attempts_text(out, c, r);
   write_latency_table(out, c, r, v);
+  write_by_name_text(out, c, r);
   write_generator(out, c, r);
   write_errors_and_transfer(out, r);
   write_validity(out, v);

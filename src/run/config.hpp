@@ -41,14 +41,26 @@ struct retry_policy {
   bool retries_on(record::retry_cause c) const noexcept { return (on >> record::index(c)) & 1U; }
 };
 
+// One entry of a --requests mix, encoded: each planned request draws an entry by its weight,
+// keyed by (seed, request_mix, index) (schedule::keyed_unit).
+struct named_request {
+  std::string name;
+  std::string bytes;
+  bool head = false;
+  double weight = 1;
+};
+
 struct config {
   std::vector<std::string> command_line;
   std::string target_url;  // as reports name it
   net::address target;     // where connections go (after --resolve)
   net::tls_client_config tls;  // https:// targets; verification is on unless --insecure
 
-  std::string request;  // the encoded request bytes, sent as-is each time
+  std::string request;  // the encoded request bytes, sent as-is each time (no mix)
   bool head_request = false;
+  std::vector<named_request> mix;  // --requests: the open model's weighted mix; empty: `request`
+  std::string mix_file;            // where the mix came from, as reports name it
+  std::uint64_t seed = 1;          // --seed: every keyed draw of the run
   bool keep_alive = true;
 
   model_kind model = model_kind::open;
@@ -67,6 +79,9 @@ struct config {
   std::bitset<600> expected_status;  // statuses that count as ok
   nanoseconds interval{std::chrono::seconds(1)};
   retry_policy retry;  // open model only
+
+  // The names that latency and outcomes are reported by, in the mix's order; none without a mix.
+  std::size_t name_count() const noexcept { return mix.size(); }
 
   // The planned rate when it is one number: the open model without stages.
   std::optional<double> rate_per_s() const {

@@ -56,4 +56,18 @@ class xoshiro256ss {
   std::uint64_t s_[4]{};
 };
 
+// What a keyed draw is for. Each purpose has its own stream, so adding a draw of one kind never
+// shifts the draws of another.
+enum class draw_purpose : std::uint64_t { request_mix = 1 };
+
+// One uniform draw in [0, 1) keyed by (seed, purpose, index), the same in every thread, shard
+// and process: a draw depends on nothing but its key, never on how many draws came before.
+// Three SplitMix64 steps mix the three words (each step is a bijection of its state).
+constexpr double keyed_unit(std::uint64_t seed, draw_purpose purpose, std::uint64_t index) noexcept {
+  std::uint64_t state = seed;
+  std::uint64_t mixed = splitmix64(state) ^ static_cast<std::uint64_t>(purpose);
+  mixed = splitmix64(mixed) ^ index;
+  return static_cast<double>(splitmix64(mixed) >> 11) * 0x1.0p-53;
+}
+
 }  // namespace punctual::schedule

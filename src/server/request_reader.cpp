@@ -9,6 +9,8 @@ namespace punctual::server {
 
 namespace {
 
+using http::iequals;
+
 bool is_token(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), http::is_token_char);
 }
@@ -21,16 +23,6 @@ std::string_view trim_ows(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const auto x = static_cast<unsigned char>(a[i]);
-    const auto y = static_cast<unsigned char>(b[i]);
-    if (x != y && ((x | 0x20) != (y | 0x20) || (x | 0x20) < 'a' || (x | 0x20) > 'z')) return false;
-  }
-  return true;
 }
 
 // Splits off the next line, without its "\n" or "\r\n".

@@ -98,7 +98,8 @@ pid {tmp}/nginx.pid;
 error_log {tmp}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
-    access_log off;
+    log_format request_line '$request_method $request_uri';
+    {access_log};
     client_body_temp_path {tmp}/client_body;
     proxy_temp_path {tmp}/proxy;
     fastcgi_temp_path {tmp}/fastcgi;
@@ -131,6 +132,10 @@ http {{
             keepalive_timeout 0;
             return 200 "hello\\n";
         }}
+        # Any other path (request mixes name several).
+        location / {{
+            return 200 "any\\n";
+        }}
     }}
 }}
 """
@@ -152,6 +157,14 @@ class Nginx:
         if not m:
             raise AssertionError(f"cannot parse stub_status: {body!r}")
         return int(m.group(1))
+
+    def access_log(self):
+        """'METHOD URI' per request, when started with access_log=True."""
+        try:
+            with open(os.path.join(self.tmp, "access.log"), encoding="utf-8", errors="replace") as f:
+                return f.read().splitlines()
+        except OSError:
+            return []
 
     def error_log(self):
         try:
@@ -175,8 +188,9 @@ def wait_for_port(port, proc, timeout_s=5.0):
 
 
 @contextlib.contextmanager
-def nginx_server():
-    """Starts nginx in the foreground on a free loopback port; yields an Nginx."""
+def nginx_server(access_log=False):
+    """Starts nginx in the foreground on a free loopback port; yields an Nginx. access_log: log
+    'METHOD URI' per request (off by default: logging costs nginx time the timing tests see)."""
     tmp = tempfile.mkdtemp(prefix="punctual-nginx-")
     os.makedirs(os.path.join(tmp, "www"))
     with open(os.path.join(tmp, "www", "chunked.txt"), "wb") as f:
@@ -186,7 +200,8 @@ def nginx_server():
         for _ in range(5):  # the free port may be taken between probe and bind
             port = free_port()
             with open(os.path.join(tmp, "nginx.conf"), "w", encoding="utf-8") as f:
-                f.write(NGINX_CONF.format(tmp=tmp, port=port))
+                log = f"access_log {tmp}/access.log request_line" if access_log else "access_log off"
+                f.write(NGINX_CONF.format(tmp=tmp, port=port, access_log=log))
             proc = subprocess.Popen(
                 [NGINX, "-p", tmp, "-c", "nginx.conf", "-g", "daemon off;"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -384,6 +399,12 @@ def assert_denominator(report):
               f"outcome {key!r} is not a non-negative integer: {outcomes[key]!r}")
     total = sum(outcomes[k] for k in OUTCOMES)
     check(planned == total, f"denominator broken: planned {planned} != sum(outcomes) {total} ({outcomes})")
+    by_name = report.get("by_name")
+    if by_name is not None:
+        for name, n in by_name.items():
+            got = sum(n["outcomes"][k] for k in OUTCOMES)
+            check(n["planned"] == got, f"{name}: planned {n['planned']} != sum(outcomes) {got}")
+        check_eq(sum(n["planned"] for n in by_name.values()), planned, "sum of by_name planned")
     count = report["latency"]["response_time"]["count"]
     check(count == planned - outcomes["dropped"] - outcomes["skipped"],
           f"response_time.count {count} != planned {planned} - dropped {outcomes['dropped']} "

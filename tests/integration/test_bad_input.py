@@ -10,8 +10,10 @@ sending load, and the exit-code precedence (2 before 1) is checked too.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -142,6 +144,55 @@ def cases(url):
     ]
 
 
+MIX_FILES = {
+    "good.yaml": "requests:\n  - {name: a, path: /a}\n",
+    "unknown-key.yaml": "requests:\n  - name: a\n    path: /a\n    colour: red\n",
+    "zero-weights.yaml": "requests:\n  - {name: a, path: /a, weight: 0}\n",
+    "bad-name.yaml": "requests:\n  - name: my step\n    path: /a\n",
+    "bad-type.yaml": "requests:\n  - name: a\n    path: /a\n    weight: [1]\n",
+    "alias.yaml": "requests:\n  - &x {name: a, path: /a}\n  - *x\n",
+    "other-origin.yaml": "requests:\n  - {name: a, url: 'http://example.com/a'}\n",
+    "not-yaml.yaml": "requests: [\n",
+}
+
+
+def mix_cases(url, folder):
+    """--requests FILE.yaml: each refusal names the file, the line and the key."""
+    ok = ["-R", "100", "-d", "1s"]
+    for name, text in MIX_FILES.items():
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            f.write(text)
+    with open(os.path.join(folder, "huge.yaml"), "w", encoding="utf-8") as f:
+        f.write("requests:\n  - {name: a, path: /a, body: '" + "x" * (1 << 20) + "'}\n")
+
+    def mix(name):
+        return os.path.join(folder, name)
+
+    return [
+        ("mix unknown key", ["run", *ok, "--requests", mix("unknown-key.yaml"), url],
+         "unknown-key.yaml:4: colour: unknown key"),
+        ("mix zero total weight", ["run", *ok, "--requests", mix("zero-weights.yaml"), url],
+         "zero-weights.yaml:2: weight: the weights add up to 0"),
+        ("mix name with a space", ["run", *ok, "--requests", mix("bad-name.yaml"), url],
+         "bad-name.yaml:2: name: 'my step'"),
+        ("mix wrong type", ["run", *ok, "--requests", mix("bad-type.yaml"), url],
+         "bad-type.yaml:4: weight: expected a text value"),
+        ("mix alias", ["run", *ok, "--requests", mix("alias.yaml"), url],
+         "alias.yaml:2: yaml: anchors and aliases are not supported"),
+        ("mix other origin", ["run", *ok, "--requests", mix("other-origin.yaml"), url],
+         "other-origin.yaml:2: url: 'http://example.com/a' is not on the run's origin"),
+        ("mix not yaml", ["run", *ok, "--requests", mix("not-yaml.yaml"), url], "not-yaml.yaml:2: yaml:"),
+        ("mix over 1 MiB", ["run", *ok, "--requests", mix("huge.yaml"), url],
+         "huge.yaml:1: file: larger than 1 MiB"),
+        ("mix missing file", ["run", *ok, "--requests", mix("missing.yaml"), url],
+         "missing.yaml: file: cannot be read"),
+        ("mix with the closed model", ["run", "-d", "1s", "--model", "closed", "--requests",
+                                       mix("good.yaml"), url], "--requests: request mixes belong"),
+        ("mix with --body", ["run", *ok, "--body", "x", "--requests", mix("good.yaml"), url],
+         "--requests: -X, --body and --body-file"),
+    ]
+
+
 def check_case(binary, argv, needle):
     proc = subprocess.Popen([binary, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, errors="replace")
@@ -163,7 +214,8 @@ def check_case(binary, argv, needle):
 def main():
     binary = harness.binary_from_argv()
     url = f"http://127.0.0.1:{harness.closed_port()}/"
-    table = cases(url)
+    folder = tempfile.mkdtemp(prefix="punctual-bad-input-")
+    table = cases(url) + mix_cases(url, folder)
     check(len(table) >= 40, "the table must hold at least 40 cases")
     names = [name for name, _, _ in table]
     check(len(set(names)) == len(names), "case names must be unique")
@@ -171,6 +223,7 @@ def main():
     for name, argv, needle in table:
         checks.run(f"{name}: {' '.join(repr(a) if (' ' in a or not a) else a for a in argv)}",
                    check_case, binary, argv, needle)
+    shutil.rmtree(folder, ignore_errors=True)
     checks.finish()
 
 

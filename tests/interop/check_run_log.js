@@ -14,6 +14,8 @@ const { intervalsByTag, mergeAll } = require('./hlog_read');
 
 // The untagged intervals carry response_time; every other logged view is Tag=<view name>.
 const UNTAGGED_VIEW = 'response_time';
+// A name's response time in a --requests mix: Tag=response_time.NAME, counted in by_name.
+const NAMED_PREFIX = 'response_time.';
 // Views the report computes after the run from other views; the log holds only measured samples.
 const DERIVED_VIEWS = new Set(['reconstructed']);
 
@@ -65,14 +67,27 @@ function main() {
         `run log has every measured view of the JSON (${measured.length})`,
         `no ${missing.map(logName).join(', ')} intervals in the log`);
 
+  // A --requests mix logs each name's response time as Tag=response_time.NAME.
+  const byName = report.by_name || {};
+  const names = Object.keys(byName);
+  const unlogged = names.filter((n) => !byView.has(`${NAMED_PREFIX}${n}`));
+  if (names.length > 0) {
+    check(unlogged.length === 0, `run log has every name of by_name (${names.length})`,
+          `no ${unlogged.map((n) => `Tag=${NAMED_PREFIX}${n}`).join(', ')} intervals in the log`);
+  }
+
   for (const [view, histograms] of byView) {
     const name = `run log ${logName(view)} count`;
     const counted = histograms.reduce((sum, h) => sum + h.totalCount, 0);
-    const expected = latency[view] ? latency[view].count : undefined;
+    const named = view.startsWith(NAMED_PREFIX) ? byName[view.slice(NAMED_PREFIX.length)] : undefined;
+    const source = named ? named.response_time : latency[view];
+    const expected = source ? source.count : undefined;
     if (typeof expected !== 'number') {
       check(false, name, `latency.${view}.count missing from the JSON`);
     } else {
-      check(counted === expected, `${name} == latency.${view}.count (${expected})`,
+      const field = named ? `by_name.${view.slice(NAMED_PREFIX.length)}.response_time.count`
+                          : `latency.${view}.count`;
+      check(counted === expected, `${name} == ${field} (${expected})`,
             `${histograms.length} intervals sum to ${counted}`);
     }
   }

@@ -147,8 +147,11 @@ if [[ -z "$port" ]]; then
   failed=$((failed + 1))
 else
   run_status=0
+  # A request mix too, so each name's Tag=response_time.NAME is checked against by_name.
+  printf 'requests:\n  - {name: home, path: /, weight: 3}\n  - {name: item, path: "/item?id=7"}\n' \
+    >"$work/mix.yaml"
   timeout 60 "$punctual" run -t2 -c8 -R 1000 -d 3s --hlog "$work/run.hlog" --json "$work/run.json" \
-    "http://127.0.0.1:$port/" >"$work/run.out" 2>&1 || run_status=$?
+    --requests "$work/mix.yaml" "http://127.0.0.1:$port/" >"$work/run.out" 2>&1 || run_status=$?
   # 4 is an invalid-run verdict, which judges the generator's timing, not what it recorded.
   if [[ $run_status -eq 0 || $run_status -eq 4 ]]; then
     run_ok=1
@@ -208,6 +211,10 @@ JS
   awk '/^Tag=service_time,/ && !dropped { dropped = 1; next } { print }' \
     "$work/run.hlog" >"$work/bad-interval.hlog"
   grep -v '^Tag=queue_wait,' "$work/run.hlog" >"$work/bad-tag.hlog"
+  grep -v '^Tag=response_time\.item,' "$work/run.hlog" >"$work/bad-name.hlog"
+  node -e 'const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
+             r.by_name.home.response_time.count += 1; process.stdout.write(JSON.stringify(r));' \
+    <"$work/run.json" >"$work/bad-name.json"
 
   expect_caught "response_time count +1 in the JSON" "$work/run.hlog" "$work/bad-count.json" \
     "run log untagged count"
@@ -217,6 +224,10 @@ JS
     "run log untagged p99"
   expect_caught "queue_wait missing from the log" "$work/bad-tag.hlog" "$work/run.json" \
     "run log has every measured view"
+  expect_caught "a name's intervals missing from the log" "$work/bad-name.hlog" "$work/run.json" \
+    "run log has every name of by_name"
+  expect_caught "a name's count +1 in the JSON" "$work/run.hlog" "$work/bad-name.json" \
+    "run log Tag=response_time.home count"
 fi
 
 echo "interop: $passed passed, $failed failed"

@@ -320,5 +320,52 @@ TEST(histogram_statistics, stddev_is_population_deviation_of_medians) {
   EXPECT_DOUBLE_EQ(h.stddev(), 2.0);
 }
 
+// reset() zeroes only the slots between the lowest and highest recorded ones (nothing outside
+// them was ever touched), and leaves a histogram that records like a new one.
+TEST(histogram, reset_then_record_is_like_new) {
+  histogram h;
+  for (const std::int64_t v : {std::int64_t{1}, std::int64_t{999}, std::int64_t{1'000'000}, std::int64_t{3'000'000'000}}) h.record(v);
+  h.reset();
+  EXPECT_EQ(h.total_count(), 0);
+  for (std::int32_t i = 0; i < h.counts_length(); ++i) ASSERT_EQ(h.count_at_index(i), 0) << i;
+  h.record(42);
+  histogram fresh;
+  fresh.record(42);
+  EXPECT_EQ(h.total_count(), 1);
+  EXPECT_EQ(h.min(), fresh.min());
+  EXPECT_EQ(h.max(), fresh.max());
+}
+
+TEST(histogram, copies_are_deep_and_moves_leave_nothing_shared) {
+  histogram a;
+  a.record(5);
+  histogram b = a;
+  b.record(7);
+  EXPECT_EQ(a.total_count(), 1);
+  EXPECT_EQ(b.total_count(), 2);
+  histogram c = std::move(b);
+  EXPECT_EQ(c.total_count(), 2);
+  c = a;
+  EXPECT_EQ(c.total_count(), 1);
+  EXPECT_EQ(c.count_at_index(c.index_of(5)), 1);
+}
+
+TEST(zeroed_counts, clear_zeroes_the_closed_range_only) {
+  zeroed_counts z(8);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(z[i], 0);
+  for (std::size_t i = 0; i < 8; ++i) z[i] = static_cast<std::int64_t>(i + 1);
+  z.clear(2, 5);
+  EXPECT_EQ(z[1], 2);
+  EXPECT_EQ(z[2], 0);
+  EXPECT_EQ(z[5], 0);
+  EXPECT_EQ(z[6], 7);
+  z.clear(6, 100);  // out of range: nothing happens
+  EXPECT_EQ(z[6], 7);
+  zeroed_counts empty;
+  EXPECT_EQ(empty.size(), 0u);
+  zeroed_counts copy = z;
+  EXPECT_EQ(copy[7], 8);
+}
+
 }  // namespace
 }  // namespace punctual::hdr

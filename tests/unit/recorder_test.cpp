@@ -42,7 +42,7 @@ TEST(recorder, every_outcome_is_counted_once_by_intended_time) {
   r.on_response(t, t.sent + milliseconds(3), 503, false);
   r.on_socket_error(t, t.sent + milliseconds(1), socket_reason::reset);
   r.on_timeout(t, seconds(2));
-  r.on_dropped(t.intended);
+  r.on_dropped(t);
   r.on_unfinished(t, t.intended + milliseconds(700));
   const counters& c = r.measured_counts();
   EXPECT_EQ(c.planned, 6u);
@@ -158,6 +158,69 @@ TEST(recorder, concurrent_hand_over_loses_nothing) {
   collected_count += rest[view::response_time].total_count();
   collected_count += r.intervals().last()[view::response_time].total_count();
   EXPECT_EQ(collected_count, std::int64_t{per_interval} * intervals);
+}
+
+// Each request name keeps its own outcomes (planned == their sum, name by name) and its own
+// response and service time, in the measured window only; the run's totals are unchanged.
+TEST(recorder, names_keep_their_own_outcomes_and_views) {
+  recorder r(measure_start, window_end, seconds(1), {}, 3);
+  const auto at = [](std::uint16_t name, nanoseconds intended) {
+    auto t = times_at(intended);
+    t.name = name;
+    return t;
+  };
+  const auto a = at(0, measure_start + milliseconds(10));
+  const auto b = at(2, measure_start + milliseconds(20));
+  const auto early = at(1, start + milliseconds(5));  // warm-up: no name counts
+  r.on_planned(a.intended, a.name);
+  r.on_planned(b.intended, b.name);
+  r.on_planned(b.intended, b.name);
+  r.on_planned(early.intended, early.name);
+  r.on_response(a, a.intended + milliseconds(3), 200, true);
+  r.on_response(b, b.intended + milliseconds(7), 500, false);
+  r.on_timeout(b, seconds(2));
+  r.on_response(early, early.intended + milliseconds(1), 200, true);
+
+  const auto& names = r.by_name();
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[0].planned, 1u);
+  EXPECT_EQ(names[0].outcomes[index(outcome::ok)], 1u);
+  EXPECT_EQ(names[1].planned, 0u);
+  EXPECT_EQ(names[2].planned, 2u);
+  EXPECT_EQ(names[2].outcomes[index(outcome::http_error)], 1u);
+  EXPECT_EQ(names[2].outcomes[index(outcome::timeout)], 1u);
+  for (const auto& n : names) {
+    std::uint64_t sum = 0;
+    for (const auto o : n.outcomes) sum += o;
+    EXPECT_EQ(sum, n.planned);
+  }
+  view_set all(3);
+  r.intervals().take(all);
+  all.add(r.intervals().last());
+  const auto& rt0 = all.named(0, named_view::response_time);
+  const auto& rt2 = all.named(2, named_view::response_time);
+  EXPECT_EQ(rt0.total_count(), 1);
+  EXPECT_EQ(rt0.lowest_equivalent_value(rt0.max()), rt0.lowest_equivalent_value(3'000'000));
+  EXPECT_EQ(rt2.total_count(), 2);  // the 500 and the timeout, as in the run's response time
+  EXPECT_EQ(rt2.lowest_equivalent_value(rt2.max()), rt2.lowest_equivalent_value(2'000'000'000));
+  EXPECT_EQ(all.named(2, named_view::service_time).total_count(), 1);
+  EXPECT_EQ(all.named(1, named_view::response_time).total_count(), 0);
+  EXPECT_EQ(all[view::response_time].total_count(), 3);
+}
+
+// Without names nothing is kept per name, and a set with names adds one without.
+TEST(recorder, runs_without_names_keep_none) {
+  recorder r(measure_start, window_end, seconds(1));
+  const auto t = times_at(measure_start + milliseconds(10));
+  r.on_planned(t.intended);
+  r.on_response(t, t.intended + milliseconds(1), 200, true);
+  EXPECT_TRUE(r.by_name().empty());
+  view_set all(2);
+  r.intervals().take(all);
+  all.add(r.intervals().last());
+  EXPECT_EQ(all[view::response_time].total_count(), 1);
+  EXPECT_EQ(all.named(0, named_view::response_time).total_count(), 0);
+  EXPECT_EQ(all.name_count(), 2u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Public API of punctual's histogram library: it depends on nothing else in punctual.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +20,29 @@ struct histogram_params {
 bool valid(const histogram_params& params) noexcept;
 // countsArrayLength (spec 1.3) the parameters imply, without allocating; 0 when !valid(params).
 std::int64_t counts_length_for(const histogram_params& params) noexcept;
+
+// A histogram's slots. They start as memory the kernel has zeroed (calloc), so slots nothing was
+// recorded into are never touched: a histogram occupies memory for the range of values it saw,
+// not for the ~270 KB its layout spans. That is what lets a run keep a histogram per request name.
+class zeroed_counts {
+ public:
+  zeroed_counts() = default;
+  explicit zeroed_counts(std::size_t size);  // throws std::bad_alloc
+  zeroed_counts(const zeroed_counts& other);
+  zeroed_counts(zeroed_counts&& other) noexcept;
+  zeroed_counts& operator=(zeroed_counts other) noexcept;
+  ~zeroed_counts();
+
+  std::int64_t& operator[](std::size_t i) noexcept { return data_[i]; }
+  const std::int64_t& operator[](std::size_t i) const noexcept { return data_[i]; }
+  std::size_t size() const noexcept { return size_; }
+  // Zeroes slots [first, last].
+  void clear(std::size_t first, std::size_t last) noexcept;
+
+ private:
+  std::int64_t* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 class histogram {
  public:
@@ -85,7 +109,7 @@ class histogram {
   std::int64_t over_range_count_ = 0;
   std::int32_t min_index_ = -1;  // lowest non-empty slot (empty_min_index when empty)
   std::int32_t max_index_ = -1;  // highest non-empty slot
-  std::vector<std::int64_t> counts_;
+  zeroed_counts counts_;
 
   // Private helpers (added by the histogram implementation; not part of the public contract).
   static constexpr std::int32_t empty_min_index = 0x7fffffff;  // min_index_ while empty
