@@ -68,9 +68,11 @@ struct config {
   nanoseconds interval{std::chrono::seconds(1)};
   retry_policy retry;  // open model only
 
-  // The planned rate when it is one number: the open model without stages.
+  // The planned rate when it is one number: the open model without stages or a trace.
   std::optional<double> rate_per_s() const {
-    if (!plan || !plan->stages.empty()) return std::nullopt;
+    if (!plan || !plan->stages.empty() || plan->arrival == schedule::arrival_kind::trace) {
+      return std::nullopt;
+    }
     return plan->rate_per_s;
   }
 };
