@@ -45,13 +45,15 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
   cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)")
       ->check(whole_number(1));
-  cmd.add_option("-d,--duration", o.duration, "measured window: 30s, 2m, ... (default 10s)");
+  cmd.add_option("-d,--duration", o.duration, "measured window: 30s, 2m, ... (default 10s; --schedule-in: to the trace's end)");
   cmd.add_option("-R,--rate", o.rate, "requests per second: 2000, 2k, 1.5k (open model)");
   cmd.add_option("--arrival", o.arrival, "constant (default) or poisson");
   cmd.add_option("--stages", o.stages, "rate ramps, e.g. 10s:100,30s:5000,10s:5000 (-R: the starting rate)");
   cmd.add_option("--seed", o.seed, "seed of the arrival process (default 1)")->check(whole_number(0));
   cmd.add_option("--warmup", o.warmup, "run the same schedule for this long first, reported apart");
   cmd.add_option("--schedule-out", o.schedule_out, "write every intended time to FILE");
+  cmd.add_option("--schedule-in", o.schedule_in,
+                 "replay FILE's intended times (ns from the start, one per line) as the schedule");
   cmd.add_option("--max-queue", o.max_queue, "drop due requests beyond N waiting per worker")
       ->check(whole_number(0));
   cmd.add_option("--timeout", o.timeout, "deadline from the intended time (default 10s)");

@@ -43,9 +43,23 @@ std::vector<std::string> headers_of(const run_options& o, const scenario::mix_en
   return out;
 }
 
+void check_trace_names(const schedule::trace& replay, const run::config& c) {
+  for (const auto& name : replay.names()) {
+    if (name.empty()) continue;
+    const auto defined = std::any_of(c.mix.begin(), c.mix.end(),
+                                     [&](const run::named_request& e) { return e.name == name; });
+    if (!defined) {
+      throw usage_error("--schedule-in " + replay.source() + ": request name '" + name +
+                        "' is not defined in --requests " + c.mix_file);
+    }
+  }
+}
+
 }  // namespace
 
-void apply_request_mix(const run_options& o, const http::url& target, run::config& c) {
+void apply_request_mix(const run_options& o, const http::url& target,
+                       const schedule::trace* replay, run::config& c) {
+  // Without a mix a trace's names select nothing: every request is the URL's.
   if (o.requests_file.empty()) return;
   if (o.model != "open") throw usage_error("--requests: request mixes belong to the open model");
   if (o.method != "GET" || !o.body.empty() || !o.body_file.empty()) {
@@ -69,6 +83,7 @@ void apply_request_mix(const run_options& o, const http::url& target, run::confi
     c.mix.push_back({e.name, http::encode_request(spec), e.method == "HEAD", e.weight});
   }
   c.mix_file = o.requests_file;
+  if (replay && replay->has_names()) check_trace_names(*replay, c);
 }
 
 }  // namespace punctual::cli

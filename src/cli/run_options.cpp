@@ -15,6 +15,7 @@
 #include "http/request.hpp"
 #include "http/url.hpp"
 #include "schedule/stages.hpp"
+#include "schedule/trace.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -34,6 +35,22 @@ std::string read_body_file(const std::string& path) {
   return s.str();
 }
 
+// A trace sets every intended time itself: the options that shape a schedule contradict it.
+void check_schedule_in(const run_options& o) {
+  if (o.schedule_in.empty()) return;
+  if (o.model == "closed") {
+    throw usage_error("--schedule-in: the closed model has no schedule (the server sets the pace)");
+  }
+  const char* other = !o.rate.empty()     ? "-R/--rate"
+                      : !o.stages.empty() ? "--stages"
+                      : !o.arrival.empty() ? "--arrival"
+                                           : nullptr;
+  if (other) {
+    throw usage_error(std::string("--schedule-in and ") + other +
+                      " cannot be used together: the trace sets every intended time");
+  }
+}
+
 void check_shape(const run_options& o) {
   if (o.threads < 1) throw usage_error("-t/--threads: must be at least 1");
   if (o.connections < 1) throw usage_error("-c/--connections: must be at least 1");
@@ -44,8 +61,10 @@ void check_shape(const run_options& o) {
   if (o.model != "open" && o.model != "closed") {
     throw usage_error("--model: '" + o.model + "' is not a model (expected open or closed)");
   }
-  if (o.model == "open" && o.rate.empty() && o.stages.empty()) {
-    throw usage_error("-R/--rate is required for the open model (e.g. -R 2000), or use --stages");
+  check_schedule_in(o);
+  if (o.model == "open" && o.rate.empty() && o.stages.empty() && o.schedule_in.empty()) {
+    throw usage_error("-R/--rate is required for the open model (e.g. -R 2000), or use --stages "
+                      "or --schedule-in");
   }
   if (o.model == "closed" && !o.rate.empty()) {
     throw usage_error("-R/--rate: the closed model has no rate (the server sets the pace)");
@@ -53,7 +72,7 @@ void check_shape(const run_options& o) {
   if (o.model == "open" && !o.expected_interval.empty()) {
     throw usage_error("--expected-interval applies to the closed model only");
   }
-  if (o.arrival != "constant" && o.arrival != "poisson") {
+  if (!o.arrival.empty() && o.arrival != "constant" && o.arrival != "poisson") {
     throw usage_error("--arrival: '" + o.arrival + "' is not an arrival process (expected constant or poisson)");
   }
   if (!o.body.empty() && !o.body_file.empty()) {
@@ -62,7 +81,7 @@ void check_shape(const run_options& o) {
   if (o.model == "closed" && !o.stages.empty()) {
     throw usage_error("--stages: the closed model has no rate to ramp (use --model open)");
   }
-  if (o.model == "closed" && o.arrival != "constant") {
+  if (o.model == "closed" && !o.arrival.empty() && o.arrival != "constant") {
     throw usage_error("--arrival " + o.arrival + ": the closed model has no arrival process");
   }
   if (o.model == "closed" && o.max_queue != 0) {
@@ -108,8 +127,59 @@ http::request_spec build_request(const run_options& o, const http::url& target) 
   return spec;
 }
 
-schedule::plan build_plan(const run_options& o, const run::config& c) {
+// The --schedule-in trace, or null without one. Its errors name the file and the line.
+std::shared_ptr<const schedule::trace> load_schedule_in(const run_options& o) {
+  if (o.schedule_in.empty()) return nullptr;
+  schedule::trace_error error;
+  auto replay = schedule::load_trace(o.schedule_in, error);
+  if (!replay) {
+    const std::string line = error.line ? ":" + std::to_string(error.line) : std::string();
+    throw usage_error("--schedule-in " + o.schedule_in + line + ": " + error.message);
+  }
+  return replay;
+}
+
+// Without -d: 10s, or a trace's whole time line (to the next whole second after its last
+// offset) less the warm-up.
+std::chrono::nanoseconds default_duration(const run_options& o, const schedule::trace* replay,
+                                          std::chrono::nanoseconds warmup) {
+  if (!replay) return std::chrono::seconds{10};
+  const auto end = replay->natural_end();
+  if (warmup >= end) {
+    throw usage_error("--warmup " + o.warmup + " covers the whole of --schedule-in " +
+                      o.schedule_in + " (its time line ends at " +
+                      schedule::format_duration(end) + "), so nothing would be measured");
+  }
+  return end - warmup;
+}
+
+// The durations: -d, --warmup, --timeout, --connect-timeout and --think.
+void parse_times(const run_options& o, const schedule::trace* replay, run::config& c) {
+  c.warmup = parse_duration("--warmup", o.warmup);
+  c.duration = o.duration.empty() ? default_duration(o, replay, c.warmup)
+                                  : parse_duration("-d/--duration", o.duration);
+  c.timeout = parse_duration("--timeout", o.timeout);
+  c.connect_timeout = o.connect_timeout.empty() ? c.timeout : parse_duration("--connect-timeout", o.connect_timeout);
+  c.think = parse_duration("--think", o.think);
+  if (c.duration.count() <= 0) throw usage_error("-d/--duration: must be more than 0");
+  if (c.timeout.count() <= 0) throw usage_error("--timeout: must be more than 0");
+}
+
+schedule::plan build_plan(const run_options& o, const run::config& c,
+                          std::shared_ptr<const schedule::trace> replay) {
   schedule::plan p;
+  p.warmup = c.warmup;
+  p.duration = c.duration;
+  p.seed = o.seed;
+  p.workers = c.threads;
+  if (replay) {
+    p.arrival = schedule::arrival_kind::trace;
+    p.replay = std::move(replay);
+    if (const auto err = schedule::validate(p)) {
+      throw usage_error("--schedule-in " + o.schedule_in + ": " + *err);
+    }
+    return p;
+  }
   p.arrival = o.arrival == "poisson" ? schedule::arrival_kind::poisson : schedule::arrival_kind::constant;
   if (!o.rate.empty()) p.rate_per_s = parse_rate("-R/--rate", o.rate);
   if (!o.stages.empty()) {
@@ -119,10 +189,6 @@ schedule::plan build_plan(const run_options& o, const run::config& c) {
     p.stages = std::move(*stages);
     p.start_rate_per_s = p.rate_per_s;
   }
-  p.warmup = c.warmup;
-  p.duration = c.duration;
-  p.seed = o.seed;
-  p.workers = c.threads;
   if (const auto err = schedule::validate(p)) throw usage_error(*err);
   return p;
 }
@@ -142,13 +208,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   if (!target) throw usage_error(target.error);
   run_setup s;
   auto& c = s.config;
-  c.duration = parse_duration("-d/--duration", o.duration);
-  c.warmup = parse_duration("--warmup", o.warmup);
-  c.timeout = parse_duration("--timeout", o.timeout);
-  c.connect_timeout = o.connect_timeout.empty() ? c.timeout : parse_duration("--connect-timeout", o.connect_timeout);
-  c.think = parse_duration("--think", o.think);
-  if (c.duration.count() <= 0) throw usage_error("-d/--duration: must be more than 0");
-  if (c.timeout.count() <= 0) throw usage_error("--timeout: must be more than 0");
+  auto replay = load_schedule_in(o);
+  parse_times(o, replay.get(), c);
   c.threads = o.threads;
   c.connections = o.connections;
   c.max_queue = o.max_queue;
@@ -162,7 +223,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   c.request = http::encode_request(spec);
   c.head_request = spec.method == "HEAD";
   c.seed = o.seed;
-  apply_request_mix(o, *target.value, c);
+  apply_request_mix(o, *target.value, replay.get(), c);
   apply_tls_options(o, *target.value, c);
   c.target = connect_address(o, *target.value);
 
@@ -185,7 +246,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   s.slo_bound = o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
   s.allow_uncorrected = o.allow_uncorrected;
   c.retry = build_retry_policy(o.retry, c.timeout, o.seed, c.model == run::model_kind::open);
-  if (c.model == run::model_kind::open) c.plan = build_plan(o, c);
+  if (c.model == run::model_kind::open) c.plan = build_plan(o, c, std::move(replay));
   return s;
 }
 

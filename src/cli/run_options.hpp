@@ -16,13 +16,14 @@ struct run_options {
   std::string url;
   std::uint32_t threads = 2;
   std::uint32_t connections = 10;
-  std::string duration = "10s";
+  std::string duration;  // empty: 10s, or to the end of a --schedule-in trace
   std::string rate;
-  std::string arrival = "constant";
+  std::string arrival;  // empty: constant (kept apart so --schedule-in can refuse any --arrival)
   std::string stages;
   std::uint64_t seed = 1;
   std::string warmup = "0s";
   std::string schedule_out;
+  std::string schedule_in;
   std::uint64_t max_queue = 0;
   std::string timeout = "10s";
   std::string connect_timeout;

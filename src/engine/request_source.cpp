@@ -1,13 +1,22 @@
 #include "engine/request_source.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "schedule/prng.hpp"
 
 namespace punctual::engine {
 
-weighted_mix::weighted_mix(const std::vector<run::named_request>& entries, std::uint64_t seed)
-    : entries_(entries), seed_(seed) {
+weighted_mix::weighted_mix(const std::vector<run::named_request>& entries, std::uint64_t seed,
+                           std::shared_ptr<const schedule::trace> trace)
+    : entries_(entries), seed_(seed), trace_(std::move(trace)) {
+  if (trace_) {
+    for (const auto& name : trace_->names()) {
+      const auto it = std::find_if(entries_.begin(), entries_.end(),
+                                   [&](const run::named_request& e) { return e.name == name; });
+      by_trace_name_.push_back(it == entries_.end() ? -1 : static_cast<int>(it - entries_.begin()));
+    }
+  }
   double total = 0;
   for (const auto& e : entries_) total += e.weight;
   double sum = 0;
@@ -24,6 +33,10 @@ weighted_mix::weighted_mix(const std::vector<run::named_request>& entries, std::
 }
 
 std::uint16_t weighted_mix::name_of(std::uint64_t index) const noexcept {
+  if (!by_trace_name_.empty() && index < trace_->size()) {
+    const int named = by_trace_name_[trace_->name_id(index)];
+    if (named >= 0) return static_cast<std::uint16_t>(named);
+  }
   const double u = schedule::keyed_unit(seed_, schedule::draw_purpose::request_mix, index);
   const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), u);
   return static_cast<std::uint16_t>(it - cumulative_.begin());

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "run/config.hpp"
+#include "schedule/trace.hpp"
 
 namespace punctual::engine {
 
@@ -40,10 +42,14 @@ class fixed_request final : public request_source {
 };
 
 // --requests: request i is the entry a keyed draw of (seed, request_mix, i) lands on, weighted.
-// Entries of weight 0 are never drawn.
+// Entries of weight 0 are never drawn. With a replayed trace whose lines name requests
+// (--schedule-in), entry i of the trace is the request its line names, and only lines that name
+// none are drawn.
 class weighted_mix final : public request_source {
  public:
-  weighted_mix(const std::vector<run::named_request>& entries, std::uint64_t seed);
+  // Every name the trace uses must be an entry's (the CLI checks it first).
+  weighted_mix(const std::vector<run::named_request>& entries, std::uint64_t seed,
+               std::shared_ptr<const schedule::trace> trace = nullptr);
   std::uint16_t name_of(std::uint64_t index) const noexcept override;
   wire_request request(std::uint16_t name) const noexcept override {
     return {entries_[name].bytes, entries_[name].head};
@@ -53,6 +59,8 @@ class weighted_mix final : public request_source {
   std::vector<run::named_request> entries_;
   std::vector<double> cumulative_;  // upper edge of each entry's share of [0, 1)
   std::uint64_t seed_;
+  std::shared_ptr<const schedule::trace> trace_;
+  std::vector<int> by_trace_name_;  // trace name id -> entry; -1: drawn
 };
 
 }  // namespace punctual::engine

@@ -63,7 +63,8 @@ load_run::load_run(const run_config& config)
       requests_(config.mix.empty()
                     ? std::unique_ptr<request_source>(
                           std::make_unique<fixed_request>(config.request, config.head_request))
-                    : std::make_unique<weighted_mix>(config.mix, config.seed)) {
+                    : std::make_unique<weighted_mix>(
+                          config.mix, config.seed, config.plan ? config.plan->replay : nullptr)) {
   const worker_parts parts{*transports_, *requests_};
   const std::uint32_t threads = config.threads;
   for (std::uint32_t w = 0; w < threads; ++w) {

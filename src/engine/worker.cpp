@@ -40,9 +40,9 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       deadlines_{config.timeout, config.retry.attempt_timeout},
       requests_(parts.requests),
       // With constant arrivals every wait has the same length, so waking early for long waits
-      // only treats every send alike. Poisson gaps have every length, and a lateness that
-      // differs with the wait would distort the gaps the server sees (the poisson_send_gaps
-      // warning): there every wait wakes early, and the short ones are spun.
+      // only treats every send alike. Poisson and trace gaps have every length, and a lateness
+      // that differs with the wait would distort the gaps the server sees (the
+      // poisson_send_gaps warning): there every wait wakes early, and the short ones are spun.
       pacer_(config.precision, plan && plan->arrival != schedule::arrival_kind::constant),
       id_(id),
       connections_(connections),

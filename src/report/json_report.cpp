@@ -3,6 +3,7 @@
 #include "report/run_report.hpp"
 #include "run/describe.hpp"
 #include "schedule/plan.hpp"
+#include "schedule/trace.hpp"
 
 namespace punctual::report {
 
@@ -69,6 +70,14 @@ json latency_json(const run::result& r, const run::config& config, const verdict
   return latency;
 }
 
+json trace_json(const schedule::plan& p) {
+  const auto s = schedule::summarize(*p.replay, p.warmup + p.duration);
+  return json{{"file", p.replay->source()},
+              {"entries", p.replay->size()},
+              {"requests", s.requests},
+              {"mean_rate_per_s", s.mean_rate_per_s}};
+}
+
 json model_json(const run::config& c) {
   json m{{"kind", run::name(c.model)}};
   if (c.plan) m["arrival"] = run::name(c.plan->arrival);
@@ -78,6 +87,7 @@ json model_json(const run::config& c) {
   m["threads"] = c.threads;
   m["seed"] = c.plan ? c.plan->seed : 1;
   m["schedule"] = c.plan ? schedule::describe(*c.plan) : std::string();
+  if (c.plan && c.plan->arrival == schedule::arrival_kind::trace) m["trace"] = trace_json(*c.plan);
   if (c.model == run::model_kind::closed) m["think_ns"] = c.think.count();
   m["precision"] = run::name(c.precision);
   if (!c.mix.empty()) m["requests"] = mix_json(c);

@@ -83,9 +83,11 @@ struct config {
   // The names that latency and outcomes are reported by, in the mix's order; none without a mix.
   std::size_t name_count() const noexcept { return mix.size(); }
 
-  // The planned rate when it is one number: the open model without stages.
+  // The planned rate when it is one number: the open model without stages or a trace.
   std::optional<double> rate_per_s() const {
-    if (!plan || !plan->stages.empty()) return std::nullopt;
+    if (!plan || !plan->stages.empty() || plan->arrival == schedule::arrival_kind::trace) {
+      return std::nullopt;
+    }
     return plan->rate_per_s;
   }
 };

@@ -34,7 +34,15 @@ const char* name(precision_mode p) noexcept {
 }
 
 const char* name(schedule::arrival_kind a) noexcept {
-  return a == schedule::arrival_kind::poisson ? "poisson" : "constant";
+  switch (a) {
+    case schedule::arrival_kind::constant:
+      return "constant";
+    case schedule::arrival_kind::poisson:
+      return "poisson";
+    case schedule::arrival_kind::trace:
+      return "trace";
+  }
+  return "?";
 }
 
 std::string describe(const retry_policy& p) {

@@ -7,8 +7,8 @@
 
 namespace punctual::run {
 
-// "open", "closed"; "fine", "spin", "coarse"; "constant", "poisson": as options and reports
-// spell them.
+// "open", "closed"; "fine", "spin", "coarse"; "constant", "poisson", "trace": as options and
+// reports spell them.
 const char* name(model_kind m) noexcept;
 const char* name(precision_mode p) noexcept;
 const char* name(schedule::arrival_kind a) noexcept;

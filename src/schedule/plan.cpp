@@ -4,6 +4,7 @@
 
 #include "schedule/profile.hpp"
 #include "schedule/stages.hpp"
+#include "schedule/trace.hpp"
 
 namespace punctual::schedule {
 namespace {
@@ -39,6 +40,18 @@ std::optional<std::string> check_stages(const plan& p) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_replay(const plan& p) {
+  if (!p.replay || p.replay->size() == 0) return "trace replay without a trace";
+  if (!p.stages.empty()) return "a trace replay has no stages";
+  const auto end = p.warmup + p.duration;
+  if (p.replay->count_before(end) == 0) {
+    return "the trace's first offset, " + format_duration(p.replay->offset(0)) +
+           ", is at or after warm-up + duration (" + format_duration(end) +
+           "), so no request would be sent";
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> validate(const plan& p) {
@@ -53,14 +66,17 @@ std::optional<std::string> validate(const plan& p) {
   if (p.duration.count() >= max_window_ns || p.warmup.count() >= max_window_ns - p.duration.count()) {
     return "warm-up + duration is too long (at most 2^62 ns, ~146 years)";
   }
+  if (p.arrival == arrival_kind::trace) return check_replay(p);
   if (p.arrival != arrival_kind::constant && p.arrival != arrival_kind::poisson) {
     return "unknown arrival process";
   }
+  if (p.replay) return "a trace is set but the arrival process is not trace replay";
   if (p.stages.empty()) return check_rate("rate", p.rate_per_s, false);
   return check_stages(p);
 }
 
 std::string describe(const plan& p) {
+  if (p.arrival == arrival_kind::trace) return describe_replay(*p.replay, p.warmup + p.duration);
   std::string out = p.arrival == arrival_kind::poisson
                         ? "poisson arrivals (seed " + std::to_string(p.seed) + "), "
                         : std::string("constant arrivals, ");

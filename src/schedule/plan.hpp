@@ -4,13 +4,17 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace punctual::schedule {
 
-enum class arrival_kind { constant, poisson };
+// trace: the intended offsets are read from a file (--schedule-in), not computed.
+enum class arrival_kind { constant, poisson, trace };
+
+class trace;  // schedule/trace.hpp
 
 // One piece of a piecewise-linear rate: over `length` the rate moves linearly to `rate_per_s`,
 // starting from the previous stage's end rate (the first stage starts from
@@ -32,9 +36,12 @@ struct plan {
   double rate_per_s = 0;         // used when `stages` is empty
   std::vector<stage> stages;     // empty: the constant rate `rate_per_s`
   double start_rate_per_s = 0;   // the rate at t = 0 when `stages` is used
+  // arrival_kind::trace: the offsets to replay (rates, stages and the seed are unused). Shared
+  // and read-only, so copying a plan stays cheap however long the trace.
+  std::shared_ptr<const trace> replay;
   // The run's time line is [0, warmup + duration): warm-up first, then the measured window.
   // Stages are laid out from 0, warm-up included; after the last stage the rate holds at its
-  // end rate.
+  // end rate. A trace's offsets are from 0 too; entries at or after warmup + duration are cut.
   std::chrono::nanoseconds warmup{};
   std::chrono::nanoseconds duration{};
   std::uint64_t seed = 1;
@@ -55,7 +62,8 @@ struct entry {
 // this unit requires a plan that passes.
 std::optional<std::string> validate(const plan& p);
 
-// "constant arrivals, 2000 req/s", "poisson arrivals (seed 1), stages 10s:100,30s:5000".
+// "constant arrivals, 2000 req/s", "poisson arrivals (seed 1), stages 10s:100,30s:5000",
+// "trace replay of trace.txt (12000 requests over 60s, mean 200 req/s)".
 std::string describe(const plan& p);
 
 // Which worker of its shard owns global request `index` (docs/design.md, "Workers and connections").

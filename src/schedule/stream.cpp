@@ -33,6 +33,16 @@ std::uint64_t count_in_class(std::uint64_t n, std::uint64_t first, std::uint64_t
   return n > first ? (n - 1 - first) / stride + 1 : 0;
 }
 
+// The counts of one class of indices, from how many global requests precede the window's start
+// and its end.
+counts class_counts(std::uint64_t before_window, std::uint64_t before_end, std::uint64_t first,
+                    std::uint64_t stride) noexcept {
+  counts c;
+  c.warmup = count_in_class(before_window, first, stride);
+  c.planned = count_in_class(before_end, first, stride) - c.warmup;
+  return c;
+}
+
 }  // namespace
 
 worker_stream::worker_stream(const plan& p, std::uint64_t first, std::uint64_t stride)
@@ -42,7 +52,10 @@ worker_stream::worker_stream(const plan& p, std::uint64_t first, std::uint64_t s
       warmup_end_(p.warmup.count()),
       end_(p.warmup.count() + p.duration.count()),
       prng_(p.seed) {
-  if (!p.stages.empty()) {
+  if (p.arrival == arrival_kind::trace) {
+    mode_ = mode::trace;
+    trace_ = p.replay;
+  } else if (!p.stages.empty()) {
     mode_ = p.arrival == arrival_kind::poisson ? mode::ramp_poisson : mode::ramp;
     profile_.emplace(p.stages, p.start_rate_per_s);
   } else if (p.arrival == arrival_kind::poisson) {
@@ -126,6 +139,14 @@ bool worker_stream::next_ramp(entry& out) noexcept {
   return emit(offset, out);
 }
 
+bool worker_stream::next_trace(entry& out) noexcept {
+  if (index_ >= trace_->size()) {
+    done_ = true;
+    return false;
+  }
+  return emit(trace_->offset(index_).count(), out);
+}
+
 bool worker_stream::next(entry& out) noexcept {
   if (done_) return false;
   switch (mode_) {
@@ -136,6 +157,8 @@ bool worker_stream::next(entry& out) noexcept {
     case mode::ramp:
     case mode::ramp_poisson:
       return next_ramp(out);
+    case mode::trace:
+      return next_trace(out);
   }
   return false;
 }
@@ -148,15 +171,15 @@ counts count_requests(const plan& p, std::optional<std::uint32_t> worker) {
   }
   const std::uint64_t first = p.shard_index + (worker ? std::uint64_t{p.shards} * *worker : 0);
   const std::uint64_t stride = std::uint64_t{p.shards} * (worker ? p.workers : 1);
-  counts c;
+  const auto end = p.warmup + p.duration;
+  if (p.arrival == arrival_kind::trace) {
+    return class_counts(p.replay->count_before(p.warmup), p.replay->count_before(end), first, stride);
+  }
   if (p.arrival == arrival_kind::constant && p.stages.empty()) {
     const constant_grid grid(p.rate_per_s);
-    const std::uint64_t before_window = count_in_class(grid.count_before(p.warmup), first, stride);
-    const std::uint64_t before_end = count_in_class(grid.count_before(p.warmup + p.duration), first, stride);
-    c.warmup = before_window;
-    c.planned = before_end - before_window;
-    return c;
+    return class_counts(grid.count_before(p.warmup), grid.count_before(end), first, stride);
   }
+  counts c;
   worker_stream s = worker ? worker_stream(p, *worker) : worker_stream::whole_shard(p);
   entry e;
   while (s.next(e)) ++(e.warmup ? c.warmup : c.planned);
@@ -165,15 +188,18 @@ counts count_requests(const plan& p, std::optional<std::uint32_t> worker) {
 
 void write_schedule(std::ostream& out, const plan& p) {
   worker_stream s = worker_stream::whole_shard(p);
+  const bool named = p.arrival == arrival_kind::trace && p.replay->has_names();
   out << "# punctual schedule: " << describe(p) << '\n'
       << "# seed " << p.seed << ", shard " << p.shard_index << " of " << p.shards << ", "
       << p.workers << " workers, warm-up " << p.warmup.count() << " ns, duration "
       << p.duration.count() << " ns\n"
-      << "# index offset_ns worker phase\n";
+      << "# index offset_ns worker phase" << (named ? " name\n" : "\n");
   entry e;
   while (s.next(e)) {
     out << e.index << ' ' << e.offset.count() << ' ' << worker_of(e.index, p.shards, p.workers)
-        << (e.warmup ? " warmup\n" : " measured\n");
+        << (e.warmup ? " warmup" : " measured");
+    if (named && !p.replay->name(e.index).empty()) out << ' ' << p.replay->name(e.index);
+    out << '\n';
   }
 }
 

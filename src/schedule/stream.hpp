@@ -4,12 +4,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 
 #include "schedule/grid.hpp"
 #include "schedule/plan.hpp"
 #include "schedule/prng.hpp"
 #include "schedule/profile.hpp"
+#include "schedule/trace.hpp"
 
 namespace punctual::schedule {
 
@@ -22,6 +24,7 @@ namespace punctual::schedule {
 // arrivals start one gap in (t_0 = g_0, t_i = t_{i-1} + g_i, each gap rounded to the nearest ns
 // and summed as integers). Under stages, constant request i is where the rate's integral first
 // exceeds i, and Poisson requests are unit-exponential sums mapped back through that integral.
+// A trace replay yields entry i of the trace as global request i, under the same ownership rule.
 class worker_stream {
  public:
   // Throws std::invalid_argument (with validate()'s message) for a bad plan or worker.
@@ -31,16 +34,17 @@ class worker_stream {
 
   // The next request with offset < warmup + duration; false once past it (and from then on).
   // Constant arrivals: a few integer operations. Poisson: one draw per global request, i.e.
-  // S * T draws per request yielded.
+  // S * T draws per request yielded. Trace: one array read.
   bool next(entry& out) noexcept;
 
  private:
   worker_stream(const plan& p, std::uint64_t first, std::uint64_t stride);
-  enum class mode : std::uint8_t { grid, poisson, ramp, ramp_poisson };
+  enum class mode : std::uint8_t { grid, poisson, ramp, ramp_poisson, trace };
   bool emit(std::int64_t offset, entry& out) noexcept;
   bool next_grid(entry& out) noexcept;
   bool next_poisson(entry& out) noexcept;
   bool next_ramp(entry& out) noexcept;
+  bool next_trace(entry& out) noexcept;
 
   mode mode_;
   bool done_ = false;
@@ -61,6 +65,7 @@ class worker_stream {
   double last_integral_ = 0;      // ramp_poisson: L(t) of global request drawn_ - 1
   std::optional<rate_profile> profile_;
   std::size_t cursor_ = 0;
+  std::shared_ptr<const trace> trace_;  // trace: the plan's, shared
 };
 
 struct counts {
@@ -69,13 +74,15 @@ struct counts {
 };
 
 // How many requests of this shard (or of one worker of it) fall in the warm-up and in the
-// measured window. Exact closed form for constant arrivals without stages, else enumeration.
+// measured window. Exact closed form for constant arrivals without stages and for a trace, else
+// enumeration.
 // Throws std::invalid_argument for a bad plan or worker.
 counts count_requests(const plan& p, std::optional<std::uint32_t> worker = {});
 
 // --schedule-out: '#' comment lines (describe(), the plan's parameters, the column names),
 // then one line per request of this shard in global order: "index offset_ns worker phase",
-// phase being "warmup" or "measured". Offsets are from the run start (the start of warm-up).
+// phase being "warmup" or "measured", then the request name when the plan replays a trace with
+// names. Offsets are from the run start (the start of warm-up). parse_trace reads it back.
 void write_schedule(std::ostream& out, const plan& p);
 
 }  // namespace punctual::schedule

@@ -24,10 +24,60 @@ STACK_TRACE = re.compile(r"Traceback|terminate called|what\(\)|Aborted|core dump
                          r"AddressSanitizer|^\s*#\d+\s+0x", re.M)
 
 
-def cases(url):
+# --schedule-in files, by name: each is bad in one way (or good, for the conflicts).
+TRACES = {
+    "good": "0\n1000000\n",
+    "unsorted": "# offsets\n100\n1500\n1200\n",
+    "negative": "0\n-5\n",
+    "malformed": "1\n\n1.5e3\n",
+    "bad-name": "1 get/item\n",
+    "overflow": "99999999999999999999\n",
+    "empty": "# only a comment\n\n",
+    "late": "5000000000\n",
+}
+
+
+def write_traces(directory):
+    paths = {}
+    for name, text in TRACES.items():
+        paths[name] = os.path.join(directory, name + ".txt")
+        with open(paths[name], "w", encoding="utf-8") as f:
+            f.write(text)
+    return paths
+
+
+def trace_cases(url, t):
+    """--schedule-in: the error names the file and, for a bad line, the line number."""
+    return [
+        ("trace unsorted", ["run", "--schedule-in", t["unsorted"], url],
+         f"--schedule-in {t['unsorted']}:4: offsets must not decrease (1200 after 1500)"),
+        ("trace negative", ["run", "--schedule-in", t["negative"], url],
+         f"--schedule-in {t['negative']}:2: offsets must not be negative (-5)"),
+        ("trace malformed", ["run", "--schedule-in", t["malformed"], url],
+         f"--schedule-in {t['malformed']}:3: offset '1.5e3' is not a whole number"),
+        ("trace bad name", ["run", "--schedule-in", t["bad-name"], url],
+         f"--schedule-in {t['bad-name']}:1: request name 'get/item'"),
+        ("trace overflow", ["run", "--schedule-in", t["overflow"], url],
+         f"--schedule-in {t['overflow']}:1: offset 99999999999999999999 is beyond"),
+        ("trace empty", ["run", "--schedule-in", t["empty"], url], f"--schedule-in {t['empty']}: no offsets"),
+        ("trace missing", ["run", "--schedule-in", "/nonexistent/punctual-trace.txt", url],
+         "--schedule-in /nonexistent/punctual-trace.txt: cannot read it"),
+        ("trace after the window", ["run", "--schedule-in", t["late"], "-d", "1s", url],
+         "no request would be sent"),
+        ("trace inside the warm-up", ["run", "--schedule-in", t["good"], "--warmup", "2s", url],
+         "nothing would be measured"),
+        ("trace with a rate", ["run", "--schedule-in", t["good"], "-R", "100", url], "-R/--rate"),
+        ("trace with stages", ["run", "--schedule-in", t["good"], "--stages", "1s:10", url], "--stages"),
+        ("trace with poisson", ["run", "--schedule-in", t["good"], "--arrival", "poisson", url], "--arrival"),
+        ("trace in the closed model", ["run", "--schedule-in", t["good"], "--model", "closed", url],
+         "closed model"),
+    ]
+
+
+def cases(url, traces):
     """(name, argv after the binary, text the error line must contain)."""
     ok = ["-R", "100", "-d", "1s"]  # valid options, so that only the bad one is wrong
-    return [
+    return trace_cases(url, traces) + [
         # flags and arity
         ("unknown flag", ["run", *ok, "--bogus", url], "--bogus"),
         ("unknown subcommand", ["bogus"], "bogus"),
@@ -153,6 +203,7 @@ MIX_FILES = {
     "alias.yaml": "requests:\n  - &x {name: a, path: /a}\n  - *x\n",
     "other-origin.yaml": "requests:\n  - {name: a, url: 'http://example.com/a'}\n",
     "not-yaml.yaml": "requests: [\n",
+    "named.trace": "0 a\n1000000 b\n",
 }
 
 
@@ -190,6 +241,9 @@ def mix_cases(url, folder):
                                        mix("good.yaml"), url], "--requests: request mixes belong"),
         ("mix with --body", ["run", *ok, "--body", "x", "--requests", mix("good.yaml"), url],
          "--requests: -X, --body and --body-file"),
+        ("named trace, name not in the mix", ["run", "--schedule-in", mix("named.trace"), "--requests",
+                                              mix("good.yaml"), url],
+         "request name 'b' is not defined in --requests"),
     ]
 
 
@@ -215,7 +269,7 @@ def main():
     binary = harness.binary_from_argv()
     url = f"http://127.0.0.1:{harness.closed_port()}/"
     folder = tempfile.mkdtemp(prefix="punctual-bad-input-")
-    table = cases(url) + mix_cases(url, folder)
+    table = cases(url, write_traces(folder)) + mix_cases(url, folder)
     check(len(table) >= 40, "the table must hold at least 40 cases")
     names = [name for name, _, _ in table]
     check(len(set(names)) == len(names), "case names must be unique")

@@ -98,6 +98,28 @@ def test_hlog_tags(binary, nginx, mix_path):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_named_trace(binary, nginx, mix_path):
+    """--schedule-in lines that name requests send exactly those requests."""
+    tmp = tempfile.mkdtemp(prefix="punctual-mix-")
+    try:
+        names = list(REQUEST_LINES)
+        trace = os.path.join(tmp, "named.trace")
+        pattern = [names[(i * i) % 7 % 3] for i in range(1500)]  # uneven on purpose
+        with open(trace, "w", encoding="utf-8") as f:
+            f.writelines(f"{i * 1_000_000} {name}\n" for i, name in enumerate(pattern))
+        before = len(nginx.access_log())
+        report = harness.require_report(harness.run_punctual(
+            binary, ["-t2", "-c4", "--schedule-in", trace, "--requests", mix_path, nginx.url("/")]))
+        harness.assert_clean(report)
+        want = {n: pattern.count(n) for n in names}
+        check_eq({k: v["planned"] for k, v in report["by_name"].items()}, want,
+                 "by_name planned against the trace's names")
+        logged = collections.Counter(nginx.access_log()[before:])
+        check_eq({n: logged[REQUEST_LINES[n]] for n in names}, want, "what nginx logged")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
     binary = harness.binary_from_argv()
     checks = harness.Checks("request mix")
@@ -113,6 +135,7 @@ def main():
             checks.run("-t1 draws what -t2 drew, the committed seed-7 counts", test_one_thread_draws_the_same,
                        binary, nginx, mix_path, planned_by_thread)
             checks.run(".hlog tags response_time.NAME", test_hlog_tags, binary, nginx, mix_path)
+            checks.run("a replayed trace names each request", test_named_trace, binary, nginx, mix_path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     checks.finish()

@@ -25,7 +25,7 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 # Every fixture README.md describes; each must exist and pass.
 EXPECTED_FIXTURES = (
     "open-constant", "closed", "closed-expected-interval", "closed-slo-refused", "open-retries",
-    "open-socket-errors", "interrupted", "warmup", "slo", "tls",
+    "open-socket-errors", "interrupted", "warmup", "slo", "tls", "trace",
 )
 
 
@@ -207,6 +207,14 @@ def latency_view_missing(r):
     del r["latency"]["connect_time"]
 
 
+def trace_section_missing(r):
+    del r["model"]["trace"]
+
+
+def trace_section_without_trace_arrival(r):
+    r["model"]["arrival"] = "constant"
+
+
 # (name, fixture, mutation, a fragment the error message must contain)
 MUTATIONS = (
     ("drop outcomes.skipped", "open-constant", drop_skipped, "'skipped' is a required property"),
@@ -226,6 +234,8 @@ MUTATIONS = (
     ("interrupted as a string", "interrupted", interrupted_as_string, "report.interrupted"),
     ("status code key not 3 digits", "open-constant", status_code_not_three_digits, "report.status_counts"),
     ("latency view missing", "closed", latency_view_missing, "'connect_time' is a required property"),
+    ("trace replay without model.trace", "trace", trace_section_missing, "'trace' is a required property"),
+    ("model.trace without arrival trace", "trace", trace_section_without_trace_arrival, "report.model"),
 )
 
 

@@ -12,11 +12,13 @@
 
 #include "schedule/grid.hpp"
 #include "schedule/stream.hpp"
+#include "schedule_streams.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using namespace punctual::schedule;
+using punctual::test::drain;
 using u128 = unsigned __int128;
 
 // floor(i * 1e9 / (num / den)) = floor(i * 1e9 * den / num), in exact integers.
@@ -76,13 +78,6 @@ plan make_plan(arrival_kind kind, double rate, std::chrono::nanoseconds duration
   p.shard_index = shard;
   p.workers = workers;
   return p;
-}
-
-std::vector<entry> drain(worker_stream s) {
-  std::vector<entry> out;
-  entry e;
-  while (s.next(e)) out.push_back(e);
-  return out;
 }
 
 bool same(const std::vector<entry>& a, const std::vector<entry>& b) {
