@@ -41,7 +41,7 @@ std::function<std::string(const std::string&)> whole_number(unsigned long long m
 }
 
 void add_run_options(CLI::App& cmd, run_options& o) {
-  cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/")->required();
+  cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/ (not with --scenario)");
   cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
   cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)")
       ->check(whole_number(1));
@@ -49,7 +49,9 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("-R,--rate", o.rate, "requests per second: 2000, 2k, 1.5k (open model)");
   cmd.add_option("--arrival", o.arrival, "constant (default) or poisson");
   cmd.add_option("--stages", o.stages, "rate ramps, e.g. 10s:100,30s:5000,10s:5000 (-R: the starting rate)");
-  cmd.add_option("--seed", o.seed, "seed of the arrival process (default 1)")->check(whole_number(0));
+  cmd.add_option("--seed", o.seed, "seed of the arrival process and every draw (default 1)")
+      ->check(whole_number(0))
+      ->each([&o](const std::string&) { o.seed_given = true; });
   cmd.add_option("--warmup", o.warmup, "run the same schedule for this long first, reported apart");
   cmd.add_option("--schedule-out", o.schedule_out, "write every intended time to FILE");
   cmd.add_option("--schedule-in", o.schedule_in,
@@ -66,6 +68,9 @@ void add_run_options(CLI::App& cmd, run_options& o) {
       ->allow_extra_args(false);
   cmd.add_option("--body", o.body, "request body");
   cmd.add_option("--body-file", o.body_file, "request body from a file");
+  cmd.add_option("--scenario", o.scenario_file,
+                 "the hybrid model: users arriving by the phases of FILE.yaml, each running a "
+                 "scenario of steps (docs/scenario.md)");
   cmd.add_option("--requests", o.requests_file,
                  "a weighted mix of named requests from FILE.yaml (open model; docs/scenario.md)");
   cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");

@@ -10,36 +10,29 @@
 namespace punctual::cli {
 namespace {
 
-[[noreturn]] void fail(const scenario::request_mix& mix, const scenario::mix_entry& e,
-                       const std::string& key, const std::string& what) {
-  throw usage_error("--requests " + mix.file + ":" + std::to_string(e.line) + ": " + key + ": " +
-                    what);
-}
-
-std::string path_of(const scenario::request_mix& mix, const scenario::mix_entry& e,
-                    const http::url& target) {
-  if (e.target.starts_with('/')) return e.target;
-  const auto u = http::parse_url(e.target);
-  if (!u) fail(mix, e, "url", u.error);
+// The path of an entry's target: a path as it is, or a full URL's on the run's origin.
+std::string path_of(const std::string& where, const std::string& text, const http::url& target) {
+  if (text.starts_with('/')) return text;
+  const auto u = http::parse_url(text);
+  if (!u) throw usage_error(where + ": url: " + u.error);
   if (u.value->tls != target.tls || u.value->host != target.host || u.value->port != target.port) {
-    fail(mix, e, "url",
-         "'" + e.target + "' is not on the run's origin " +
-             http::to_string(
-                 http::url{target.tls, target.host, target.port, "", target.is_ipv6_literal}));
+    throw usage_error(where + ": url: '" + text + "' is not on the run's origin " +
+                      http::to_string(http::url{target.tls, target.host, target.port, "",
+                                                target.is_ipv6_literal}));
   }
   return u.value->path_and_query;
 }
 
 // The -H headers an entry does not set itself, then the entry's own.
-std::vector<std::string> headers_of(const run_options& o, const scenario::mix_entry& e) {
+std::vector<std::string> headers_of(const run_options& o, const std::vector<std::string>& own) {
   std::vector<std::string> out;
   for (const auto& h : o.headers) {
     const auto same = [&](const std::string& mine) {
       return http::iequals(http::header_name(mine), http::header_name(h));
     };
-    if (std::none_of(e.headers.begin(), e.headers.end(), same)) out.push_back(h);
+    if (std::none_of(own.begin(), own.end(), same)) out.push_back(h);
   }
-  out.insert(out.end(), e.headers.begin(), e.headers.end());
+  out.insert(out.end(), own.begin(), own.end());
   return out;
 }
 
@@ -57,6 +50,22 @@ void check_trace_names(const schedule::trace& replay, const run::config& c) {
 
 }  // namespace
 
+run::named_request encode_entry(const run_options& o, const http::url& target,
+                                const std::string& where, const entry_text& e) {
+  http::request_spec spec;
+  spec.method = e.method;
+  spec.host = http::host_header_value(target);
+  spec.path_and_query = path_of(where, e.target, target);
+  spec.headers = headers_of(o, e.headers);
+  spec.body = e.body;
+  spec.keep_alive = !o.no_keepalive;
+  if (const auto err = http::validate_request(spec)) throw usage_error(where + ": headers: " + *err);
+  run::named_request r;
+  r.bytes = http::encode_request(spec);
+  r.head = e.method == "HEAD";
+  return r;
+}
+
 void apply_request_mix(const run_options& o, const http::url& target,
                        const schedule::trace* replay, run::config& c) {
   // Without a mix a trace's names select nothing: every request is the URL's.
@@ -72,15 +81,12 @@ void apply_request_mix(const run_options& o, const http::url& target,
     throw usage_error(std::string("--requests ") + e.what());
   }
   for (const auto& e : mix.entries) {
-    http::request_spec spec;
-    spec.method = e.method;
-    spec.host = http::host_header_value(target);
-    spec.path_and_query = path_of(mix, e, target);
-    spec.headers = headers_of(o, e);
-    spec.body = e.body;
-    spec.keep_alive = !o.no_keepalive;
-    if (const auto err = http::validate_request(spec)) fail(mix, e, "headers", *err);
-    c.mix.push_back({e.name, http::encode_request(spec), e.method == "HEAD", e.weight});
+    const std::string where = "--requests " + mix.file + ":" + std::to_string(e.line);
+    run::named_request r =
+        encode_entry(o, target, where, {e.method, e.target, e.headers, e.body});
+    r.name = e.name;
+    r.weight = e.weight;
+    c.mix.push_back(std::move(r));
   }
   c.mix_file = o.requests_file;
   if (replay && replay->has_names()) check_trace_names(*replay, c);

@@ -58,10 +58,14 @@ void write_interval(hdr::interval_log_writer& log, std::int64_t index, const rec
     const auto view = static_cast<record::view>(i);
     if (record::reported(view, tls)) log.write_interval(record::view_names[i], start, length, v[view]);
   }
-  // Each name's response time, as response_time.NAME (names are [A-Za-z0-9_-], valid in a tag).
+  // Each name's response time, as response_time.NAME, and each hybrid scenario's session time,
+  // as session_time.SCENARIO (names are [A-Za-z0-9_.-], valid in a tag).
   for (std::size_t n = 0; n < c.mix.size() && n < v.name_count(); ++n) {
-    log.write_interval("response_time." + c.mix[n].name, start, length,
-                       v.named(n, record::named_view::response_time));
+    const std::string& name = c.mix[n].name;
+    const std::string tag = c.mix[n].session
+                                ? "session_time." + name.substr(0, name.rfind('.'))
+                                : "response_time." + name;
+    log.write_interval(tag, start, length, v.named(n, record::named_view::response_time));
   }
 }
 
@@ -83,8 +87,9 @@ std::vector<double> worker_cpu_shares(const engine::run_result& r) {
 // The send gaps to fit, for a Poisson run at one fixed rate (stages change the rate mid-run).
 const hdr::histogram* poisson_gaps(const run_setup& setup, const engine::run_result& r) {
   const auto& plan = setup.config.plan;
-  const bool fixed_poisson =
-      plan && plan->arrival == schedule::arrival_kind::poisson && plan->stages.empty();
+  // In the hybrid model the plan is the users' arrivals, and later steps send between them.
+  const bool fixed_poisson = plan && plan->arrival == schedule::arrival_kind::poisson &&
+                             plan->stages.empty() && !setup.config.hybrid;
   return fixed_poisson ? &r.send_gaps : nullptr;
 }
 

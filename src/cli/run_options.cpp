@@ -10,6 +10,7 @@
 
 #include "cli/command.hpp"
 #include "cli/mix_options.hpp"
+#include "cli/scenario_options.hpp"
 #include "cli/tls_options.hpp"
 #include "cli/units.hpp"
 #include "http/request.hpp"
@@ -62,6 +63,8 @@ void check_shape(const run_options& o) {
     throw usage_error("--model: '" + o.model + "' is not a model (expected open or closed)");
   }
   check_schedule_in(o);
+  if (!o.scenario_file.empty()) return;  // the file holds the model (load_scenario_options)
+  if (o.url.empty()) throw usage_error("url: a target URL is required (or --scenario FILE.yaml)");
   if (o.model == "open" && o.rate.empty() && o.stages.empty() && o.schedule_in.empty()) {
     throw usage_error("-R/--rate is required for the open model (e.g. -R 2000), or use --stages "
                       "or --schedule-in");
@@ -204,7 +207,9 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   check_output_path("--hgrm", o.hgrm_out, false);
   check_output_path("--schedule-out", o.schedule_out, false);
   check_descriptor_limit(o.connections);
-  auto target = http::parse_url(o.url);
+  std::optional<scenario::scenario_file> file;
+  if (!o.scenario_file.empty()) file = load_scenario_options(o);
+  auto target = file ? http::url_result{scenario_target(*file), {}} : http::parse_url(o.url);
   if (!target) throw usage_error(target.error);
   run_setup s;
   auto& c = s.config;
@@ -246,7 +251,11 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   s.slo_bound = o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
   s.allow_uncorrected = o.allow_uncorrected;
   c.retry = build_retry_policy(o.retry, c.timeout, o.seed, c.model == run::model_kind::open);
-  if (c.model == run::model_kind::open) c.plan = build_plan(o, c, std::move(replay));
+  if (file) {
+    apply_scenario(o, *file, *target.value, c);
+  } else if (c.model == run::model_kind::open) {
+    c.plan = build_plan(o, c, std::move(replay));
+  }
   return s;
 }
 

@@ -34,6 +34,8 @@ struct run_options {
   std::string body;
   std::string body_file;
   std::string requests_file;  // --requests FILE.yaml: a weighted mix (open model)
+  std::string scenario_file;  // --scenario FILE.yaml: the hybrid model
+  bool seed_given = false;    // --seed was given (it overrides a scenario file's seed)
   std::string expect_status = "200-399";
   bool full_latency = false;
   bool full_service = false;

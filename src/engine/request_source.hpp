@@ -12,6 +12,7 @@
 
 #include "run/config.hpp"
 #include "schedule/trace.hpp"
+#include "schedule/weighted.hpp"
 
 namespace punctual::engine {
 
@@ -57,7 +58,7 @@ class weighted_mix final : public request_source {
 
  private:
   std::vector<run::named_request> entries_;
-  std::vector<double> cumulative_;  // upper edge of each entry's share of [0, 1)
+  schedule::weighted_choice choice_;
   std::uint64_t seed_;
   std::shared_ptr<const schedule::trace> trace_;
   std::vector<int> by_trace_name_;  // trace name id -> entry; -1: drawn

@@ -71,7 +71,7 @@ load_run::load_run(const run_config& config)
     // The -c connections are split evenly; the first workers take the remainder.
     const std::uint32_t share = config.connections / threads + (w < config.connections % threads ? 1 : 0);
     workers_.push_back(std::make_unique<worker>(
-        config, config.model == model_kind::open ? &*config.plan : nullptr, w, share, parts));
+        config, config.plan ? &*config.plan : nullptr, w, share, parts));
   }
 }
 

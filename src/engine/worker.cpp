@@ -49,6 +49,12 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
+  if (config.hybrid) {
+    // This worker's share of --max_users, split as the connections are.
+    const std::uint32_t cap = config.hybrid->max_users;
+    const std::uint32_t share = cap / config.threads + (id < cap % config.threads ? 1 : 0);
+    sessions_.emplace(*config.hybrid, config.seed, cap ? std::max<std::uint32_t>(share, 1) : 0);
+  }
   if (config.retry.enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
   early_handshakes_.reserve(connections);
@@ -93,9 +99,12 @@ void worker::prepare(nanoseconds start) {
   start_ = start;
   pacer_.set_origin(start);
   window_end_ = start + config_.warmup + config_.duration;
-  // Attempts can still be sent until the last deadline of the drain.
+  // Attempts can still be sent until the last deadline of the drain (after the graceful stop,
+  // in the hybrid model).
+  const nanoseconds graceful = config_.hybrid ? config_.hybrid->graceful_stop : nanoseconds{0};
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
-                    window_end_ + config_.timeout, config_.name_count());
+                    window_end_ + graceful + config_.timeout, config_.name_count());
+  if (sessions_) sessions_->attach(*recorder_, window_end_ + graceful);
   for (const auto& [took, resumed] : early_handshakes_) {
     recorder_->on_tls_handshake(start + config_.warmup, took, resumed);
   }
@@ -113,6 +122,7 @@ void worker::run(const run_control& control) {
   for (nanoseconds now = net::mono_now();; now = net::mono_now()) {
     observe_interruption(control, now);
     dispatch_due(now);
+    dispatch_sessions(now);
     dispatch_retries(now);
     serve_queue(now);
     check_deadlines(now);
@@ -136,11 +146,13 @@ void worker::observe_interruption(const run_control& control, nanoseconds now) n
   interrupted_at_ = nanoseconds{control.interrupted_at_ns.load(std::memory_order_acquire)};
   window_end_ = std::min(window_end_, std::max(interrupted_at_, start_));
   recorder_->end_window(interrupted_at_);
+  if (sessions_) sessions_->stop_at(interrupted_at_);
   drain_until_ = std::max(now, interrupted_at_) + interrupt_drain;
 }
 
 void worker::dispatch_due(nanoseconds now) {
   if (config_.model == model_kind::closed) return dispatch_closed_model(now);
+  if (sessions_) return dispatch_arrivals(now);
   while (has_next_) {
     const nanoseconds intended = start_ + next_.offset;
     if (intended > now || intended >= window_end_) break;
@@ -152,6 +164,42 @@ void worker::dispatch_due(nanoseconds now) {
     budget_.on_first_attempt();
     admit(t, now);
     next_entry();
+  }
+}
+
+// The hybrid model: each arrival is a user; its first step is sent now, or waits for a user
+// slot (dispatched now, so the wait is queue wait), or is dropped with its session.
+void worker::dispatch_arrivals(nanoseconds now) {
+  while (has_next_) {
+    const nanoseconds arrival = start_ + next_.offset;
+    if (arrival > now || arrival >= window_end_) break;
+    record::request_times first;
+    switch (sessions_->arrive(next_.index, arrival, first)) {
+      case session_driver::arrival_fate::admit:
+        admit(first, now);
+        break;
+      case session_driver::arrival_fate::wait:
+        first.dispatched = now;
+        recorder_->on_dispatched(first);
+        sessions_->wait_for_slot(first);
+        break;
+      case session_driver::arrival_fate::dropped:
+        break;
+    }
+    next_entry();
+  }
+}
+
+// Sessions' next steps that are due, and arrivals that got a user slot.
+void worker::dispatch_sessions(nanoseconds now) {
+  if (!sessions_) return;
+  record::request_times t;
+  while (sessions_->next_due(now, t)) {
+    if (t.dispatched.count() != 0) {
+      enqueue(t, now);
+    } else {
+      admit(t, now);
+    }
   }
 }
 
@@ -168,6 +216,10 @@ void worker::dispatch_retries(nanoseconds now) {
 void worker::admit(record::request_times& t, nanoseconds now) {
   t.dispatched = now;
   recorder_->on_dispatched(t);
+  enqueue(t, now);
+}
+
+void worker::enqueue(const record::request_times& t, nanoseconds now) {
   // Got to only after its deadline (the generator fell that far behind): never sent.
   if (now >= deadlines_.chain(t)) return recorder_->on_timeout(t, config_.timeout);
   if (queue_.empty() && assign(t, now)) return;
@@ -185,7 +237,7 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
                    bool answered) {
   const retry_policy& policy = config_.retry;
   if (!policy.enabled() || !policy.retries_on(why) || t.attempt >= policy.retries ||
-      interrupted_ || config_.model != model_kind::open) {
+      interrupted_ || config_.model == model_kind::closed) {
     return false;
   }
   const nanoseconds due = now + backoff_delay(policy, t.index, t.attempt + 1);
@@ -203,6 +255,9 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
   next.due = due;
   next.index = t.index;
   next.name = t.name;
+  next.arrival = t.arrival;
+  next.session = t.session;
+  next.step = t.step;
   next.attempt = t.attempt + 1;
   retries_.push_back(next);
   std::push_heap(retries_.begin(), retries_.end(), due_later);
@@ -342,6 +397,7 @@ nanoseconds worker::next_wake(nanoseconds now) noexcept {
   if (has_next_ && start_ + next_.offset < window_end_) wake = std::min(wake, start_ + next_.offset);
   if (!queue_.empty()) wake = std::min(wake, deadlines_.chain(queue_.front()));
   if (!retries_.empty()) wake = std::min(wake, retries_.front().due);
+  if (sessions_) wake = std::min(wake, std::max(sessions_->earliest_due(), now));
   if (interrupted_) wake = std::min(wake, drain_until_);
   // At high rates the loop turns every few microseconds and the scan of every connection below
   // was a tenth of the CPU. In the open model what it finds are timeouts and reconnects, not
@@ -405,6 +461,7 @@ bool worker::finished(nanoseconds now) const noexcept {
                                  ? now >= window_end_
                                  : !has_next_ || start_ + next_.offset >= window_end_;
   if (!schedule_done || !queue_.empty() || !retries_.empty()) return false;
+  if (sessions_ && !sessions_->idle()) return false;
   return std::none_of(slots_.begin(), slots_.end(), [](const slot& s) { return s.busy; });
 }
 
@@ -417,6 +474,7 @@ void worker::finish_unfinished() {
     recorder_->on_unfinished(s.times, interrupted_at_);
     s.busy = false;
   }
+  if (sessions_) sessions_->skip_waiting();
 }
 
 }  // namespace punctual::engine

@@ -23,6 +23,7 @@
 #include "engine/request_queue.hpp"
 #include "engine/request_source.hpp"
 #include "engine/retry.hpp"
+#include "engine/sessions.hpp"
 #include "engine/slot.hpp"
 #include "net/clock.hpp"
 #include "net/event_loop.hpp"
@@ -79,8 +80,11 @@ class worker {
   void dispatch_due(nanoseconds now);
   void dispatch_closed_model(nanoseconds now);
   void begin_closed_request(connection& c, nanoseconds now);
+  void dispatch_arrivals(nanoseconds now);
+  void dispatch_sessions(nanoseconds now);
   void dispatch_retries(nanoseconds now);
   void admit(record::request_times& t, nanoseconds now);
+  void enqueue(const record::request_times& t, nanoseconds now);
   bool retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
              bool answered);
   void serve_queue(nanoseconds now);
@@ -155,6 +159,7 @@ class worker {
   std::vector<record::request_times> retries_;
   retry_budget budget_;
   std::optional<record::recorder> recorder_;
+  std::optional<session_driver> sessions_;  // the hybrid model's users
   // TLS handshakes made before the recorder exists (the connections opened before the start):
   // how long each took and whether it resumed.
   std::vector<std::pair<nanoseconds, bool>> early_handshakes_;

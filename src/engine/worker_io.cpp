@@ -291,7 +291,7 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
     close_connection(c, now);  // bytes nobody asked for: the connection is out of step
     return false;
   }
-  recorder_->on_received_bytes(s.times.intended, size);
+  recorder_->on_received_bytes(s.times.accounted_at(), size);
   if (s.times.first_byte.count() == 0) s.times.first_byte = arrived;
   response_sink sink;
   const std::size_t consumed = c.codec->feed(data, size, sink);
@@ -326,7 +326,10 @@ void worker::complete(connection& c, slot& s, bool keep_alive, int status, nanos
 void worker::settle_response(slot& s, int status, nanoseconds done) {
   const attempt_ending e = settle(deadlines_, s.times, done);
   if (!e.in_time) return time_out(s.times, e, done);
-  const bool expected = status >= 0 && status < 600 && config_.expected_status.test(status);
+  // A hybrid step may expect its own statuses (scenario files' expect_status).
+  const auto& statuses =
+      config_.hybrid ? config_.mix[s.times.name].expected_status : config_.expected_status;
+  const bool expected = status >= 0 && status < 600 && statuses.test(status);
   const auto cause = retry_cause_of(status);
   if (!cause || !retry(s.times, *cause, done, true)) {
     recorder_->on_response(s.times, done, status, expected);

@@ -31,12 +31,29 @@ std::uint64_t& recorder::second_of(std::vector<std::uint64_t>& series, nanosecon
   return series[s < 0 ? 0 : std::min(static_cast<std::size_t>(s), last)];
 }
 
-void recorder::on_planned(nanoseconds intended, std::uint16_t name) noexcept {
+void recorder::on_planned(nanoseconds intended, std::uint16_t name, bool arrival) noexcept {
   counters& c = counts_of(intended);
   c.planned++;
   if (&c != &measured_) return;
-  second_of(load_.planned, intended)++;
+  if (arrival) second_of(load_.planned, intended)++;
   if (!names_.empty()) names_[name].planned++;
+}
+
+void recorder::on_skipped(const request_times& t) noexcept {
+  finish(t, outcome::skipped, t.accounted_at());
+}
+
+void recorder::on_session_planned(nanoseconds arrival, std::uint16_t name) noexcept {
+  if (arrival >= measure_start_ && !names_.empty()) names_[name].planned++;
+}
+
+void recorder::on_session_end(nanoseconds arrival, std::uint16_t name, outcome o,
+                              nanoseconds at) noexcept {
+  if (arrival < measure_start_ || names_.empty()) return;
+  names_[name].outcomes[index(o)]++;
+  if (o == outcome::skipped || o == outcome::dropped) return;
+  if (at >= next_boundary_) roll_intervals(at);
+  exchange_.current().named(name, named_view::response_time).record(std::max<std::int64_t>(0, (at - arrival).count()));
 }
 
 void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
@@ -53,30 +70,33 @@ void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
 // A name's views, like the run's, go into the interval of `at`; warm-up samples keep none.
 void recorder::record_named(const request_times& t, named_view v, nanoseconds at,
                             nanoseconds value) noexcept {
-  if (names_.empty() || t.intended < measure_start_) return;
+  if (names_.empty() || t.accounted_at() < measure_start_) return;
   if (at >= next_boundary_) roll_intervals(at);
   exchange_.current().named(t.name, v).record(value.count() < 0 ? 0 : value.count());
 }
 
 void recorder::record_response_time(const request_times& t, nanoseconds at, nanoseconds value,
                                     bool ok) noexcept {
-  record_view(view::response_time, t.intended, at, value);
-  if (ok) record_view(view::response_time_ok, t.intended, at, value);
+  record_view(view::response_time, t.accounted_at(), at, value);
+  if (ok) record_view(view::response_time_ok, t.accounted_at(), at, value);
   record_named(t, named_view::response_time, at, value);
 }
 
-void recorder::finish(const request_times& t, outcome o) noexcept {
-  counters& c = counts_of(t.intended);
+void recorder::finish(const request_times& t, outcome o, nanoseconds at) noexcept {
+  counters& c = counts_of(t.accounted_at());
   c.outcomes[index(o)]++;
   if (o == outcome::timeout || o == outcome::unfinished) c.censored++;
   if (&c == &measured_ && !names_.empty()) names_[t.name].outcomes[index(o)]++;
+  if (listener_) listener_->on_final(t, o, at);
 }
 
-void recorder::on_dropped(const request_times& t) noexcept { finish(t, outcome::dropped); }
+void recorder::on_dropped(const request_times& t) noexcept {
+  finish(t, outcome::dropped, t.dispatched);
+}
 
 void recorder::on_dispatched(const request_times& t) noexcept {
-  record_view(view::send_lag, t.intended, t.dispatched, t.dispatched - t.due_time());
-  if (t.attempt != 0 || t.intended < measure_start_) return;
+  record_view(view::send_lag, t.accounted_at(), t.dispatched, t.dispatched - t.due_time());
+  if (t.attempt != 0 || t.step != 0 || t.intended < measure_start_) return;
   const std::int64_t second = (t.intended - measure_start_) / one_second;
   if (t.dispatched > measure_start_ + one_second * (second + 1) + schedule_grace) {
     second_of(load_.late, t.intended)++;
@@ -84,12 +104,12 @@ void recorder::on_dispatched(const request_times& t) noexcept {
 }
 
 void recorder::on_assigned(const request_times& t) noexcept {
-  record_view(view::queue_wait, t.intended, t.assigned, t.assigned - t.dispatched);
+  record_view(view::queue_wait, t.accounted_at(), t.assigned, t.assigned - t.dispatched);
 }
 
 void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
-  if (t.had_to_connect) record_view(view::connect_time, t.intended, t.sent, t.sent - t.assigned);
-  counters& c = counts_of(t.intended);
+  if (t.had_to_connect) record_view(view::connect_time, t.accounted_at(), t.sent, t.sent - t.assigned);
+  counters& c = counts_of(t.accounted_at());
   c.bytes_sent += bytes;
   c.attempts.total++;
   if (t.attempt > 0) c.attempts.retries++;
@@ -103,15 +123,15 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
 
 void recorder::on_attempt_failed(const request_times& t, nanoseconds at, retry_cause why,
                                  bool answered) noexcept {
-  counts_of(t.intended).attempts.by_cause[index(why)]++;
+  counts_of(t.accounted_at()).attempts.by_cause[index(why)]++;
   if (answered) record_service(t, at);
 }
 
 void recorder::record_service(const request_times& t, nanoseconds done) noexcept {
-  record_view(view::service_time, t.intended, done, done - t.sent);
+  record_view(view::service_time, t.accounted_at(), done, done - t.sent);
   record_named(t, named_view::service_time, done, done - t.sent);
   if (t.first_byte.count() != 0) {
-    record_view(view::time_to_first_byte, t.intended, done, t.first_byte - t.sent);
+    record_view(view::time_to_first_byte, t.accounted_at(), done, t.first_byte - t.sent);
   }
 }
 
@@ -128,30 +148,30 @@ void recorder::on_received_bytes(nanoseconds intended, std::size_t bytes) noexce
 
 void recorder::on_response(const request_times& t, nanoseconds done, int status,
                            bool expected) noexcept {
-  counters& c = counts_of(t.intended);
+  counters& c = counts_of(t.accounted_at());
   if (status >= 0 && status < static_cast<int>(c.status.size())) c.status[status]++;
   if (in_window(done)) c.completed_in_window++;
   record_response_time(t, done, done - t.intended, expected);
   record_service(t, done);
-  finish(t, expected ? outcome::ok : outcome::http_error);
+  finish(t, expected ? outcome::ok : outcome::http_error, done);
 }
 
 void recorder::on_socket_error(const request_times& t, nanoseconds failed_at,
                                socket_reason why) noexcept {
-  counts_of(t.intended).socket_errors[index(why)]++;
+  counts_of(t.accounted_at()).socket_errors[index(why)]++;
   record_response_time(t, failed_at, failed_at - t.intended, false);
-  finish(t, outcome::socket_error);
+  finish(t, outcome::socket_error, failed_at);
 }
 
 void recorder::on_timeout(const request_times& t, nanoseconds timeout) noexcept {
   // Recorded at exactly the timeout: the true value is at least this (censored).
   record_response_time(t, t.intended + timeout, timeout, false);
-  finish(t, outcome::timeout);
+  finish(t, outcome::timeout, t.intended + timeout);
 }
 
 void recorder::on_unfinished(const request_times& t, nanoseconds interrupted_at) noexcept {
   record_response_time(t, interrupted_at, interrupted_at - t.intended, false);
-  finish(t, outcome::unfinished);
+  finish(t, outcome::unfinished, interrupted_at);
 }
 
 void recorder::roll_intervals(nanoseconds now) noexcept {

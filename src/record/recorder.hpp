@@ -35,8 +35,24 @@ struct request_times {
   std::uint32_t attempt = 0;  // 0 for the first attempt
   std::uint16_t name = 0;     // the request's name (index into the run's names), if it has one
   bool had_to_connect = false;
+  // The hybrid model: a step of a session. Its outcome belongs to the session's arrival (warm-up
+  // or measured window); `intended` is the step's own intended time.
+  nanoseconds arrival{};      // zero outside the hybrid model
+  std::uint32_t session = 0;  // the worker's session slot + 1; 0: no session
+  std::uint16_t step = 0;     // the step's position in its scenario
 
   nanoseconds due_time() const noexcept { return due.count() != 0 ? due : intended; }
+  // The instant that says which phase (warm-up or measured window) the request belongs to.
+  nanoseconds accounted_at() const noexcept { return arrival.count() != 0 ? arrival : intended; }
+};
+
+// Told of every final outcome, after it is recorded: the hybrid model moves a session on from it.
+class outcome_listener {
+ public:
+  virtual void on_final(const request_times& t, outcome o, nanoseconds at) noexcept = 0;
+
+ protected:
+  ~outcome_listener() = default;
 };
 
 struct phase {
@@ -53,7 +69,17 @@ class recorder {
   recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
            nanoseconds horizon = {}, std::size_t names = 0);
 
-  void on_planned(nanoseconds intended, std::uint16_t name = 0) noexcept;
+  // `arrival`: false for a session's later steps, which the per-second load (the schedule check)
+  // does not count: it counts arrivals.
+  void on_planned(nanoseconds intended, std::uint16_t name = 0, bool arrival = true) noexcept;
+  // A planned step its session never started (the session ended first, or the run did).
+  void on_skipped(const request_times& t) noexcept;
+  // Hybrid sessions, by name (the scenario's session name), in the measured window: planned at
+  // arrival; ended with the outcome of the step that ended it, its session time running from
+  // the arrival to `at` (none for a skipped or dropped session).
+  void on_session_planned(nanoseconds arrival, std::uint16_t name) noexcept;
+  void on_session_end(nanoseconds arrival, std::uint16_t name, outcome o, nanoseconds at) noexcept;
+  void set_listener(outcome_listener* listener) noexcept { listener_ = listener; }
   void on_dropped(const request_times& t) noexcept;
   void on_dispatched(const request_times& t) noexcept;  // send lag
   void on_assigned(const request_times& t) noexcept;    // queue wait
@@ -110,7 +136,7 @@ class recorder {
   void record_named(const request_times& t, named_view v, nanoseconds at, nanoseconds value) noexcept;
   void record_response_time(const request_times& t, nanoseconds at, nanoseconds value,
                             bool ok) noexcept;
-  void finish(const request_times& t, outcome o) noexcept;
+  void finish(const request_times& t, outcome o, nanoseconds at) noexcept;
   void record_service(const request_times& t, nanoseconds done) noexcept;
   std::uint64_t& second_of(std::vector<std::uint64_t>& series, nanoseconds at) noexcept;
 
@@ -126,6 +152,7 @@ class recorder {
   per_second_load load_;
   hdr::histogram send_gaps_{latency_params()};
   nanoseconds last_first_send_{};
+  outcome_listener* listener_ = nullptr;
 };
 
 }  // namespace punctual::record

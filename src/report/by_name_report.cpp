@@ -52,6 +52,7 @@ void write_by_name_text(std::ostream& out, const run::config& c, const run::resu
              "by name", "planned", "ok", "errors", "timeout", "other", "resp p50", "p90", "p99",
              "p99.9", "serv p99");
   for (std::size_t i = 0; i < c.mix.size() && i < r.by_name.size(); ++i) {
+    if (c.mix[i].session) continue;  // the sessions have their own table
     const auto& n = r.by_name[i];
     const auto& rt = views.named(i, record::named_view::response_time);
     const auto& st = views.named(i, record::named_view::service_time);
@@ -81,6 +82,7 @@ json mix_json(const run::config& c) {
 json by_name_json(const run::config& c, const run::result& r) {
   json out = json::object();
   for (std::size_t i = 0; i < c.mix.size() && i < r.by_name.size(); ++i) {
+    if (c.mix[i].session) continue;  // in `sessions`
     const auto& n = r.by_name[i];
     json outcomes = json::object();
     for (std::size_t k = 0; k < record::outcome_count; ++k) {

@@ -14,6 +14,9 @@ nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored
 // by_name_report.cpp
 nlohmann::ordered_json mix_json(const run::config& c);
 nlohmann::ordered_json by_name_json(const run::config& c, const run::result& r);
+// hybrid_report.cpp
+nlohmann::ordered_json hybrid_model_json(const run::config& c);
+nlohmann::ordered_json sessions_json(const run::config& c, const run::result& r);
 
 namespace {
 
@@ -90,12 +93,16 @@ json model_json(const run::config& c) {
   if (c.plan && c.plan->arrival == schedule::arrival_kind::trace) m["trace"] = trace_json(*c.plan);
   if (c.model == run::model_kind::closed) m["think_ns"] = c.think.count();
   m["precision"] = run::name(c.precision);
-  if (!c.mix.empty()) m["requests"] = mix_json(c);
+  if (c.hybrid) {
+    m["scenario"] = hybrid_model_json(c);
+  } else if (!c.mix.empty()) {
+    m["requests"] = mix_json(c);
+  }
   return m;
 }
 
 json correction_json(const run::config& c) {
-  if (c.model == run::model_kind::open) return json{{"kind", "intended-start"}};
+  if (c.model != run::model_kind::closed) return json{{"kind", "intended-start"}};
   if (!c.expected_interval) return json{{"kind", "none"}};
   return json{{"kind", "expected-interval"}, {"expected_interval_ns", c.expected_interval->count()}};
 }
@@ -224,6 +231,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"generator", generator_json(r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
   if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);
+  if (config.hybrid) doc["sessions"] = sessions_json(config, r);
   out << doc.dump(2) << '\n';
 }
 

@@ -20,6 +20,9 @@ void write_attempts_text(std::ostream& out, const run::config& c, const run::res
 // by_name_report.cpp
 std::string describe_mix(const run::config& c);
 void write_by_name_text(std::ostream& out, const run::config& c, const run::result& r);
+// hybrid_report.cpp
+std::string describe_hybrid(const run::config& c, const run::result& r);
+void write_sessions_text(std::ostream& out, const run::config& c, const run::result& r);
 
 namespace {
 
@@ -45,7 +48,14 @@ void write_tls_line(std::ostream& out, const run::config& c, const run::result& 
 
 void write_header(std::ostream& out, const run::config& c, const run::result& r) {
   const auto planned = r.measured.counts.planned;
-  if (c.model == run::model_kind::open) {
+  if (c.model == run::model_kind::hybrid) {
+    fmt::print(out, "model: {}, {} connections on {} threads\n", describe_hybrid(c, r),
+               c.connections, c.threads);
+    fmt::print(out,
+               "correction: every step measured from its intended time (the arrival for a first "
+               "step, the previous completion plus think time after it); service time shown for "
+               "contrast\n");
+  } else if (c.model == run::model_kind::open) {
     fmt::print(out, "model: open, {} for {} ({} planned), {} connections on {} threads\n",
                schedule::describe(*c.plan), analysis::duration_text(c.duration), planned,
                c.connections, c.threads);
@@ -69,7 +79,7 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
                  "actual send, which waited for the server)\n");
     }
   }
-  if (!c.mix.empty()) fmt::print(out, "requests: {}\n", describe_mix(c));
+  if (!c.mix.empty() && !c.hybrid) fmt::print(out, "requests: {}\n", describe_mix(c));
   if (c.tls.enabled) write_tls_line(out, c, r);
   if (c.retry.enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry));
   if (c.warmup.count() > 0) {
@@ -112,7 +122,7 @@ void write_latency_table(std::ostream& out, const run::config& c,
   const double bound_from = lower_bound_from(r.measured.counts.censored, rt.total_count());
   std::optional<hdr::histogram> rec;
   if (c.expected_interval) rec = reconstructed(r, *c.expected_interval);
-  const char* first = c.model == run::model_kind::open ? "response time" : "latency (observed)";
+  const char* first = c.model != run::model_kind::closed ? "response time" : "latency (observed)";
   fmt::print(out, "\n{:>8}  {:>15}  {:>13}{}  {}\n", "", first, "service time",
              rec ? "  reconstructed" : "", "95% interval of the first column");
   std::size_t i = 0;
@@ -192,6 +202,7 @@ void write_text(std::ostream& out, const run::config& c, const run::result& r,
   write_attempts_text(out, c, r);
   write_latency_table(out, c, r, v);
   write_by_name_text(out, c, r);
+  write_sessions_text(out, c, r);
   write_generator(out, c, r);
   write_errors_and_transfer(out, r);
   write_validity(out, v);

@@ -14,12 +14,13 @@
 #include "net/tls.hpp"
 #include "record/outcome.hpp"
 #include "schedule/plan.hpp"
+#include "schedule/think.hpp"
 
 namespace punctual::run {
 
 using nanoseconds = std::chrono::nanoseconds;
 
-enum class model_kind { open, closed };
+enum class model_kind { open, closed, hybrid };
 
 // fine: sleep until each deadline. spin: sleep until shortly before it, then spin.
 // coarse: send whatever is due once per millisecond (as wrk2 and h2load do).
@@ -48,6 +49,34 @@ struct named_request {
   std::string bytes;
   bool head = false;
   double weight = 1;
+  // The hybrid model: a step's own --expect-status (empty: the run's); a session name (a
+  // scenario's SCENARIO.session) sends nothing and is reported apart, as `sessions`.
+  std::bitset<600> expected_status;
+  bool session = false;
+};
+
+// The hybrid model (--scenario, docs/scenario.md). Users arrive by the config's plan; user i
+// draws a scenario by weight, keyed by (seed, scenario, i), and runs its steps in order, each
+// intended at the previous one's completion plus its think time.
+struct hybrid_step {
+  std::uint16_t name = 0;  // its SCENARIO.STEP entry in config::mix
+  schedule::think_time think;
+};
+
+struct hybrid_scenario {
+  std::string name;
+  double weight = 1;
+  std::vector<hybrid_step> steps;
+  std::uint16_t session_name = 0;  // its SCENARIO.session entry in config::mix
+};
+
+struct hybrid_config {
+  std::string file;  // as reports name it
+  std::vector<hybrid_scenario> scenarios;
+  std::uint32_t max_users = 0;  // 0: unbounded
+  bool drop_on_overload = false;   // false: an arrival waits for a user slot
+  bool continue_on_error = false;  // false: a failed step ends its session
+  nanoseconds graceful_stop{std::chrono::seconds(30)};
 };
 
 struct config {
@@ -58,7 +87,9 @@ struct config {
 
   std::string request;  // the encoded request bytes, sent as-is each time (no mix)
   bool head_request = false;
-  std::vector<named_request> mix;  // --requests: the open model's weighted mix; empty: `request`
+  std::vector<named_request> mix;  // --requests: the open model's weighted mix; the hybrid model's
+                                   // steps and sessions; empty: `request`
+  std::optional<hybrid_config> hybrid;  // the hybrid model's scenarios
   std::string mix_file;            // where the mix came from, as reports name it
   std::uint64_t seed = 1;          // --seed: every keyed draw of the run
   bool keep_alive = true;
@@ -83,9 +114,10 @@ struct config {
   // The names that latency and outcomes are reported by, in the mix's order; none without a mix.
   std::size_t name_count() const noexcept { return mix.size(); }
 
-  // The planned rate when it is one number: the open model without stages or a trace.
+  // The planned rate of requests when it is one number: the open model without stages or a
+  // trace (the hybrid model's plan is of users).
   std::optional<double> rate_per_s() const {
-    if (!plan || !plan->stages.empty() || plan->arrival == schedule::arrival_kind::trace) {
+    if (!plan || hybrid || !plan->stages.empty() || plan->arrival == schedule::arrival_kind::trace) {
       return std::nullopt;
     }
     return plan->rate_per_s;

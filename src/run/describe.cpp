@@ -19,7 +19,29 @@ std::string cause_list(std::uint32_t mask) {
 
 }  // namespace
 
-const char* name(model_kind m) noexcept { return m == model_kind::open ? "open" : "closed"; }
+const char* name(model_kind m) noexcept {
+  switch (m) {
+    case model_kind::open:
+      return "open";
+    case model_kind::closed:
+      return "closed";
+    case model_kind::hybrid:
+      return "hybrid";
+  }
+  return "?";
+}
+
+std::string describe(const schedule::think_time& t) {
+  switch (t.shape) {
+    case schedule::think_time::kind::fixed:
+      return t.a.count() == 0 ? "0s" : analysis::duration_text(t.a);
+    case schedule::think_time::kind::uniform:
+      return "uniform:" + analysis::duration_text(t.a) + ".." + analysis::duration_text(t.b);
+    case schedule::think_time::kind::exponential:
+      return "exp:" + analysis::duration_text(t.a);
+  }
+  return "?";
+}
 
 const char* name(precision_mode p) noexcept {
   switch (p) {

@@ -7,11 +7,14 @@
 
 namespace punctual::run {
 
-// "open", "closed"; "fine", "spin", "coarse"; "constant", "poisson", "trace": as options and
+// "open", "closed", "hybrid"; "fine", "spin", "coarse"; "constant", "poisson", "trace": as options and
 // reports spell them.
 const char* name(model_kind m) noexcept;
 const char* name(precision_mode p) noexcept;
 const char* name(schedule::arrival_kind a) noexcept;
+
+// "2s", "uniform:1s..3s", "exp:2s": as scenario files write think times.
+std::string describe(const schedule::think_time& t);
 
 // "up to 3 retries on 5xx,429,reset,connect, backoff exp 50ms..2s with full jitter"; "none".
 std::string describe(const retry_policy& p);

@@ -11,18 +11,15 @@
 #include <vector>
 
 #include "scenario/yaml_reader.hpp"
+#include "schedule/think.hpp"
 
 namespace punctual::scenario {
 
 using nanoseconds = std::chrono::nanoseconds;
 
-// A think time: fixed `2s`, `uniform:1s..3s` or `exp:2s` (exponential with that mean).
-struct think_time {
-  enum class kind : std::uint8_t { fixed, uniform, exponential };
-  kind shape = kind::fixed;
-  nanoseconds a{};  // fixed: the time; uniform: the low end; exponential: the mean
-  nanoseconds b{};  // uniform: the high end
-};
+// A think time: fixed `2s`, `uniform:1s..3s` or `exp:2s` (exponential with that mean). The
+// schedule unit draws them (schedule/think.hpp).
+using think_time = schedule::think_time;
 
 // Parses a think-time text; nothing when it is not one. Durations as the CLI takes them
 // (a decimal number and ns, us, ms, s, m or h), never negative; uniform needs a <= b.

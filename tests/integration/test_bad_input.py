@@ -204,6 +204,16 @@ MIX_FILES = {
     "other-origin.yaml": "requests:\n  - {name: a, url: 'http://example.com/a'}\n",
     "not-yaml.yaml": "requests: [\n",
     "named.trace": "0 a\n1000000 b\n",
+    "scenario.yaml": ("target: http://127.0.0.1:9\nphases:\n  - {duration: 1s, arrival_rate: 5}\n"
+                      "scenarios:\n  - name: s\n    steps:\n      - {name: a, path: /}\n"),
+    "scenario-unknown.yaml": ("target: http://127.0.0.1:9\nphases:\n  - {duration: 1s, arrival_rate: 5}\n"
+                              "scenarios:\n  - name: s\n    colour: red\n    steps:\n      - {name: a, path: /}\n"),
+    "scenario-per-user.yaml": ("target: http://127.0.0.1:9\nconnection: per_user\nphases:\n"
+                               "  - {duration: 1s, arrival_rate: 5}\n"
+                               "scenarios:\n  - name: s\n    steps:\n      - {name: a, path: /}\n"),
+    "scenario-other-origin.yaml": ("target: http://127.0.0.1:9\nphases:\n  - {duration: 1s, arrival_rate: 5}\n"
+                                   "scenarios:\n  - name: s\n    steps:\n"
+                                   "      - {name: a, url: 'http://127.0.0.2:9/'}\n"),
 }
 
 
@@ -241,6 +251,20 @@ def mix_cases(url, folder):
                                        mix("good.yaml"), url], "--requests: request mixes belong"),
         ("mix with --body", ["run", *ok, "--body", "x", "--requests", mix("good.yaml"), url],
          "--requests: -X, --body and --body-file"),
+        ("scenario with a URL", ["run", "--scenario", mix("scenario.yaml"), url],
+         "cannot be used with a URL argument"),
+        ("scenario with -R", ["run", "-R", "10", "--scenario", mix("scenario.yaml")],
+         "cannot be used with -R/--rate"),
+        ("scenario with --requests", ["run", "--scenario", mix("scenario.yaml"), "--requests",
+                                      mix("good.yaml")], "cannot be used with --requests"),
+        ("scenario unknown key", ["run", "--scenario", mix("scenario-unknown.yaml")],
+         "scenario-unknown.yaml:6: colour: unknown key"),
+        ("scenario per_user", ["run", "--scenario", mix("scenario-per-user.yaml")],
+         "per_user is not built yet"),
+        ("scenario step on another origin", ["run", "--scenario", mix("scenario-other-origin.yaml")],
+         "scenario-other-origin.yaml:7: url:"),
+        ("scenario missing file", ["run", "--scenario", mix("missing-scenario.yaml")],
+         "missing-scenario.yaml: file: cannot be read"),
         ("named trace, name not in the mix", ["run", "--schedule-in", mix("named.trace"), "--requests",
                                               mix("good.yaml"), url],
          "request name 'b' is not defined in --requests"),

@@ -13,8 +13,11 @@ namespace {
 std::vector<run::named_request> entries(std::initializer_list<double> weights) {
   std::vector<run::named_request> out;
   for (const double w : weights) {
-    out.push_back(
-        {"n" + std::to_string(out.size()), "GET /" + std::to_string(out.size()), false, w});
+    run::named_request r;
+    r.name = "n" + std::to_string(out.size());
+    r.bytes = "GET /" + std::to_string(out.size());
+    r.weight = w;
+    out.push_back(std::move(r));
   }
   return out;
 }

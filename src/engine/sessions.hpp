@@ -1,0 +1,92 @@
+// The hybrid model's users on one worker (docs/scenario.md). Users arrive by the open schedule;
+// each draws a scenario and becomes a session that runs its steps in order. A step's outcome
+// moves its session on: the next step is intended at that step's completion plus its think
+// time, or, after a failure under on_error abort, the rest of the session is skipped. The driver
+// only decides what is due; the worker sends it like any other request.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "record/recorder.hpp"
+#include "run/config.hpp"
+#include "schedule/weighted.hpp"
+
+namespace punctual::engine {
+
+using nanoseconds = std::chrono::nanoseconds;
+
+class session_driver final : public record::outcome_listener {
+ public:
+  // max_users: this worker's share of the cap (0: unbounded). cutoff: steps due at or after it
+  // are skipped (the window's end plus the graceful stop).
+  session_driver(const run::hybrid_config& hybrid, std::uint64_t seed, std::uint32_t max_users);
+
+  void attach(record::recorder& r, nanoseconds cutoff) noexcept;
+
+  enum class arrival_fate : std::uint8_t { admit, wait, dropped };
+  // User `user` arrives, intended at `at`: draws its scenario and plans its steps. `first` is
+  // its first step: to send now (admit), to keep waiting for a user slot (wait: the worker
+  // dispatches it now, and next_due gives it back once a slot is free), or dropped with its
+  // whole session (on_overload drop).
+  arrival_fate arrive(std::uint64_t user, nanoseconds at, record::request_times& first);
+  void wait_for_slot(const record::request_times& first);
+
+  // A step due by `now`: a session's next step, or a waiting arrival that got a slot (its
+  // `dispatched` is already set). False when nothing is due.
+  bool next_due(nanoseconds now, record::request_times& out);
+  nanoseconds earliest_due() const noexcept;  // nanoseconds::max() when nothing waits
+  // The run ends or was interrupted: every step not started, and every waiting arrival, is
+  // skipped with the rest of its session.
+  void skip_waiting() noexcept;
+  // Interrupted at `at`: nothing starts any more.
+  void stop_at(nanoseconds at) noexcept {
+    cutoff_ = std::min(cutoff_, at);
+    skip_waiting();
+  }
+  bool idle() const noexcept { return active_ == 0 && waiting_.empty(); }
+
+  void on_final(const record::request_times& t, record::outcome o,
+                nanoseconds at) noexcept override;
+
+ private:
+  struct session {
+    std::uint64_t user = 0;
+    nanoseconds arrival{};
+    std::uint16_t scenario = 0;
+    std::uint16_t next_step = 0;                     // the step to send next
+    record::outcome ended_by = record::outcome::ok;  // the first failure (continue), or ok
+    bool in_use = false;
+  };
+  struct due_step {
+    nanoseconds due{};
+    std::uint32_t session = 0;
+  };
+
+  std::uint16_t draw_scenario(std::uint64_t user) const noexcept;
+  record::request_times step_times(std::uint32_t id, nanoseconds intended) const noexcept;
+  std::uint32_t start_session(std::uint64_t user, nanoseconds arrival, std::uint16_t scenario);
+  static bool due_later(const due_step& a, const due_step& b) noexcept { return a.due > b.due; }
+  void plan_steps(std::uint16_t scenario, nanoseconds arrival) noexcept;
+  void drop(std::uint64_t user, std::uint16_t scenario, nanoseconds at, nanoseconds now) noexcept;
+  void end(std::uint32_t id, std::uint16_t first_unsent, record::outcome o,
+           nanoseconds at) noexcept;
+  void schedule_next(std::uint32_t id, nanoseconds completed) noexcept;
+
+  const run::hybrid_config& hybrid_;
+  std::uint64_t seed_;
+  std::uint32_t max_users_;
+  schedule::weighted_choice choice_;  // of a scenario, by weight
+  record::recorder* recorder_ = nullptr;
+  nanoseconds cutoff_ = nanoseconds::max();
+  std::vector<session> sessions_;
+  std::vector<std::uint32_t> free_;
+  std::uint32_t active_ = 0;
+  std::vector<due_step> due_;                  // a min-heap on `due`
+  std::deque<record::request_times> waiting_;  // arrivals waiting for a user slot, in order
+};
+
+}  // namespace punctual::engine
