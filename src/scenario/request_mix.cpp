@@ -19,29 +19,17 @@ mix_entry read_entry(const yaml_reader& r, const YAML::Node& node) {
   return e;
 }
 
-}  // namespace
-
-double request_mix::total_weight() const noexcept {
-  double sum = 0;
-  for (const auto& e : entries) sum += e.weight;
-  return sum;
-}
-
-request_mix parse_request_mix(std::string_view text, const std::string& file) {
-  const yaml_reader r(file);
-  const YAML::Node root = r.parse(text);
-  YAML::Node list = root;
-  if (root.IsMap()) {
-    r.expect_map(root, "file", {"requests"});
-    list = root["requests"];
-    if (!list) r.fail(root, "requests", "missing: the file lists its requests under 'requests'");
-  }
+request_mix read_mix(const yaml_reader& r, const YAML::Node& root) {
+  // A YAML::Node is a reference: assigning to one aliasing `root` would write into the document.
+  if (root.IsMap()) r.expect_map(root, "file", {"requests"});
+  const YAML::Node list = root.IsMap() ? root["requests"] : root;
+  if (!list) r.fail(root, "requests", "missing: the file lists its requests under 'requests'");
   r.expect_sequence(list, "requests");
   if (list.size() == 0) r.fail(list, "requests", "the list is empty");
   if (list.size() > max_names) {
     r.fail(list, "requests", "more than " + std::to_string(max_names) + " requests");
   }
-  request_mix mix{file, {}};
+  request_mix mix{r.file(), {}};
   std::set<std::string> names;
   for (const auto& node : list) {
     mix.entries.push_back(read_entry(r, node));
@@ -53,6 +41,19 @@ request_mix parse_request_mix(std::string_view text, const std::string& file) {
   return mix;
 }
 
+}  // namespace
+
+double request_mix::total_weight() const noexcept {
+  double sum = 0;
+  for (const auto& e : entries) sum += e.weight;
+  return sum;
+}
+
+request_mix parse_request_mix(std::string_view text, const std::string& file) {
+  const yaml_reader r(file);
+  const YAML::Node root = r.parse(text);
+  return r.guarded([&] { return read_mix(r, root); });
+}
 request_mix load_request_mix(const std::string& file) {
   return parse_request_mix(yaml_reader(file).read_file(), file);
 }

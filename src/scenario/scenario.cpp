@@ -299,9 +299,9 @@ std::size_t scenario_file::step_count() const noexcept {
   return n;
 }
 
-scenario_file parse_scenario(std::string_view text, const std::string& file) {
-  const yaml_reader r(file);
-  const YAML::Node root = r.parse(text);
+namespace {
+
+scenario_file read_file(const yaml_reader& r, const YAML::Node& root) {
   refuse_not_built(r, root,
                    {{"cookies", " (set a Cookie header on the steps that need one)"},
                     {"csv", " (each step is sent as written)"}});
@@ -309,7 +309,7 @@ scenario_file parse_scenario(std::string_view text, const std::string& file) {
                {"target", "phases", "arrival", "seed", "max_users", "on_overload", "on_error",
                 "graceful_stop", "connection", "scenarios"});
   scenario_file f;
-  f.file = file;
+  f.file = r.file();
   if (!root["target"]) r.fail(root, "target", "missing: the base URL, e.g. http://127.0.0.1:8080");
   f.target = r.text(root["target"], "target");
   if (f.target.empty()) r.fail(root["target"], "target", "is empty");
@@ -321,8 +321,17 @@ scenario_file parse_scenario(std::string_view text, const std::string& file) {
   return f;
 }
 
+}  // namespace
+
+scenario_file parse_scenario(std::string_view text, const std::string& file) {
+  const yaml_reader r(file);
+  const YAML::Node root = r.parse(text);
+  return r.guarded([&] { return read_file(r, root); });
+}
+
 scenario_file load_scenario(const std::string& file) {
   return parse_scenario(yaml_reader(file).read_file(), file);
 }
+
 
 }  // namespace punctual::scenario

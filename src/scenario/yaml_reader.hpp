@@ -32,6 +32,17 @@ class yaml_reader {
   // The text of the file this reader is named after (refused over max_file_bytes).
   std::string read_file() const;
 
+  // Runs `walk` over a parsed document: an exception yaml-cpp throws on the way (an invalid node,
+  // a bad conversion) becomes this reader's one-line load_error instead of escaping.
+  template <class F>
+  auto guarded(F&& walk) const {
+    try {
+      return walk();
+    } catch (const YAML::Exception& e) {
+      fail_at(e.mark.line + 1, "yaml", e.msg);
+    }
+  }
+
   [[noreturn]] void fail(const YAML::Node& at, std::string_view key, std::string_view what) const;
   [[noreturn]] void fail_at(int line, std::string_view key, std::string_view what) const;
 

@@ -77,6 +77,9 @@ TEST(request_mix, refusals_name_file_line_and_key) {
       {"requests: []\n", "mix.yaml:1: requests: the list is empty"},
       {"requests: {a: 1}\n", "mix.yaml:1: requests: expected a list"},
       {"other: 1\n", "mix.yaml:1: other: unknown key"},
+      // Found by request_mix_fuzz: an empty mapping once assigned through a node aliasing the
+      // document, and yaml-cpp's exception escaped.
+      {"{}\n", "mix.yaml:1: requests: missing"},
       {"", "mix.yaml:1: file: is empty"},
       {"requests:\n  - name: a\n    path: [/\n",
        "mix.yaml:4: yaml: end of sequence flow not found"},
