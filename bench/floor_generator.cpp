@@ -22,7 +22,8 @@
 // client that resumes would; without it every handshake is a full one.
 //
 // Usage: floor_generator coarse|fine PORT RATE CONNECTIONS SECONDS
-//                        [--tls [--cacert FILE]] [--no-keepalive [--resume]]   (127.0.0.1 only)
+//                        [--tls [--cacert FILE]] [--no-keepalive [--resume]] [--stamp]
+//                        (127.0.0.1 only)
 // With --no-keepalive, CONNECTIONS bounds the connections open at once.
 // Prints one JSON line: planned, sent, completed, sleeps, and with --tls or --no-keepalive also
 // connections opened, handshakes resumed and connections that failed.
@@ -77,6 +78,10 @@ void sleep_until(nanoseconds t) {
   std::exit(1);
 }
 
+// --stamp: ask the kernel for each packet's receive stamp (SO_TIMESTAMPNS) and read it with
+// recvmsg, as a generator that dates completions by the kernel must (plain keep-alive only).
+bool receive_stamps = false;
+
 int connect_loopback(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) fail("socket");
@@ -87,7 +92,30 @@ int connect_loopback(int port) {
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) fail("connect");
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (receive_stamps) setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
   return fd;
+}
+
+// recv, or with --stamp recvmsg with room for the stamp, which is read (and dropped).
+ssize_t receive(int fd, char* buf, size_t size) {
+  if (!receive_stamps) return recv(fd, buf, size, MSG_DONTWAIT);
+  iovec iov{buf, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t got = recvmsg(fd, &msg, MSG_DONTWAIT);
+  static volatile long sink = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      timespec ts;
+      std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      sink = sink + ts.tv_nsec;
+    }
+  }
+  return got;
 }
 
 SSL_CTX* client_context(const char* cacert) {
@@ -209,7 +237,7 @@ struct generator {
       if (c.ssl) {
         collect_tls(c, buf, sizeof buf);
       } else {
-        const ssize_t got = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+        const ssize_t got = receive(c.fd, buf, sizeof buf);
         if (got <= 0) continue;
         c.received += static_cast<size_t>(got);
         for (; c.received >= response_bytes; c.received -= response_bytes) ++completed;
@@ -419,7 +447,7 @@ struct churn_generator {
 void usage() {
   std::fprintf(stderr,
                "usage: floor_generator coarse|fine PORT RATE CONNECTIONS SECONDS"
-               " [--tls [--cacert FILE]] [--no-keepalive [--resume]]\n");
+               " [--tls [--cacert FILE]] [--no-keepalive [--resume]] [--stamp]\n");
   std::exit(2);
 }
 
@@ -448,11 +476,15 @@ int main(int argc, char** argv) {
       keepalive = false;
     } else if (arg == "--resume") {
       resume = true;
+    } else if (arg == "--stamp") {
+      receive_stamps = true;
     } else {
       usage();
     }
   }
-  if ((cacert && !tls) || (resume && (!tls || keepalive))) usage();
+  if ((cacert && !tls) || (resume && (!tls || keepalive)) || (receive_stamps && (tls || !keepalive))) {
+    usage();
+  }
   prctl(PR_SET_TIMERSLACK, 1);
   SSL_CTX* ctx = tls ? client_context(cacert) : nullptr;
   const bool coarse = std::strcmp(argv[1], "coarse") == 0;

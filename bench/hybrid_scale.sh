@@ -36,7 +36,7 @@ measure() {  # NAME ARGS...: prints "NAME rss_kb cpu_s steps"
   shift
   /usr/bin/time -f "%M %U %S" -o "$work/$name.time" taskset -c 1 "$punctual" run -t1 -c64 \
     --json "$work/$name.json" "$@" >/dev/null 2>&1 || true
-  read -r rss user sys <"$work/$name.time"
+  read -r rss user sys < <(tail -n 1 "$work/$name.time")  # after any "Command exited" line
   local steps
   steps=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['outcomes']['ok'])" \
     "$work/$name.json")

@@ -4,7 +4,7 @@
 #      nginx and `punctual serve`);
 #   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset of the
 #      integration tests (bad input, deadlines, retries, hostile TLS servers); TSan on the recorder and engine tests;
-#   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 10, a target per core);
+#   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 6, a target per core);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
 # A stage fails when its configure or build fails or when it ran no test, and a stage whose build
 # failed fails without running, so nothing is tested on binaries an earlier build left behind.
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 SAN_BUILD=${SAN_BUILD:-build-asan}
 TSAN_BUILD=${TSAN_BUILD:-build-tsan}
-FUZZ_SECONDS=${FUZZ_SECONDS:-10}
+FUZZ_SECONDS=${FUZZ_SECONDS:-6}
 JOBS=${JOBS:-$(nproc)}
 ONLY=${PUNCTUAL_ONLY_STAGE:-}
 BREAK=${PUNCTUAL_BREAK_STAGE:-}
