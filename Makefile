@@ -2,7 +2,7 @@
 JOBS ?= $(shell nproc)
 BUILD ?= build
 SAN_BUILD ?= build-asan
-FUZZ_SECONDS ?= 6
+FUZZ_SECONDS ?= 8
 
 .PHONY: all deps build demo test test-unit test-asan test-fuzz test-interop test-full fuzz bench clean format
 

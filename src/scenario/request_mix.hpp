@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenario/yaml_reader.hpp"
+#include "scenario/load_error.hpp"
 
 namespace punctual::scenario {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenario/yaml_reader.hpp"
+#include "scenario/load_error.hpp"
 #include "schedule/think.hpp"
 
 namespace punctual::scenario {

@@ -4,6 +4,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "scenario/load_error.hpp"
+
 #include <cstddef>
 #include <initializer_list>
 #include <stdexcept>
@@ -11,15 +13,6 @@
 #include <string_view>
 
 namespace punctual::scenario {
-
-// "FILE:LINE: KEY: what is wrong".
-class load_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Files larger than this are refused before they are parsed.
-inline constexpr std::size_t max_file_bytes = 1 << 20;
 
 class yaml_reader {
  public:
@@ -61,7 +54,5 @@ class yaml_reader {
   std::string file_;
 };
 
-// [A-Za-z0-9_-]+: names that reports, JSON keys and .hlog tags carry unchanged.
-bool valid_name(std::string_view name) noexcept;
 
 }  // namespace punctual::scenario

@@ -5,10 +5,13 @@ Usage: python3 test_deadlines.py PATH_TO_PUNCTUAL
 """
 
 import os
+import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import truth_lib  # noqa: E402
 from harness import check, check_eq  # noqa: E402
 
 TIMEOUT_NS = 500_000_000
@@ -75,14 +78,34 @@ def highest_equivalent(value):
     return ((value >> bucket) << bucket) + (1 << bucket) - 1
 
 
+def late_answers(arrival_log, schedule_path, report, timeout_ns):
+    """How many requests the server itself answered at or after their deadline, pairing the
+    sorted intended times with the sorted arrivals one to one (FIFO, as the truth tests do)."""
+    start = report["schedule"]["start_mono_ns"]
+    intended = sorted(start + off for off, _ in truth_lib.read_schedule(schedule_path))
+    answered = [ans for _, ans in truth_lib.read_arrivals(arrival_log)]
+    # The kernel stamp of the response lands microseconds after the server's write.
+    return sum(1 for t, a in zip(intended, answered) if a - t >= timeout_ns - 200_000)
+
+
 def service_time_against_timeout(binary, service, precision, expect_timeouts):
     """`serve --service-time SERVICE` with --timeout 20ms: every response takes longer than the
-    deadline (25 ms) or every one is well inside it (15 ms), whenever the worker looks."""
+    deadline (25 ms) or every one is well inside it (15 ms), whenever the worker looks. On a host
+    that stalls the server for 5 ms a 15 ms response is really late: a timeout then must be one
+    the server's own log shows answered at or after its deadline."""
     timeout_ns = 20_000_000
-    with harness.punctual_serve(binary, "--service-time", service) as serve:
-        r = harness.run_punctual(binary, ["-t1", "-c16", "-d1s", "-R200", "--timeout", "20ms",
-                                          "--precision", precision, serve.url("/")])
-    report = harness.require_report(r)
+    tmp = tempfile.mkdtemp(prefix="punctual-deadline-")
+    try:
+        log = os.path.join(tmp, "arrivals.txt")
+        schedule_path = os.path.join(tmp, "schedule.txt")
+        with harness.punctual_serve(binary, "--service-time", service, "--arrival-log", log) as serve:
+            r = harness.run_punctual(binary, ["-t1", "-c16", "-d1s", "-R200", "--timeout", "20ms",
+                                              "--precision", precision, "--schedule-out",
+                                              schedule_path, serve.url("/")])
+        report = harness.require_report(r)
+        late = late_answers(log, schedule_path, report, timeout_ns) if not expect_timeouts else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     harness.assert_denominator(report)
     o = report["outcomes"]
     planned = report["schedule"]["planned"]
@@ -93,8 +116,12 @@ def service_time_against_timeout(binary, service, precision, expect_timeouts):
         check(timeout_ns <= latency["response_time"]["max_ns"] <= highest_equivalent(timeout_ns),
               f"response_time max {latency['response_time']['max_ns']} ns is not the timeout")
     else:
-        check_eq(o["ok"], planned, f"ok ({o})")
-        check_eq(o["timeout"], 0, "timeouts")
+        check(o["timeout"] <= late,
+              f"{o['timeout']} timeouts, but the server answered only {late} at or after the deadline")
+        check_eq(o["ok"] + o["timeout"], planned, f"ok and timeouts ({o})")
+        if late:
+            print(f"    the server answered {late} request(s) after the deadline (host noise); "
+                  f"{o['timeout']} timed out")
     check(latency["response_time_ok"]["max_ns"] <= highest_equivalent(timeout_ns),
           f"an ok response took {latency['response_time_ok']['max_ns']} ns, past the 20 ms timeout")
 

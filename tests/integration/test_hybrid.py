@@ -29,7 +29,7 @@ from truth_lib import MS  # noqa: E402
 
 DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "scenario.md")
 RATE = 50            # users per second
-SECONDS = 4
+SECONDS = 3
 # After each step: uniform think times spread the steps that a stall released together, so that
 # two connections carry them without queueing. Drawn as punctual draws them (keyed_unit below).
 THINK_MS = ((20, 80), (20, 80), (0, 0))
@@ -37,7 +37,7 @@ SEED = 7
 M64 = (1 << 64) - 1
 THINK_PURPOSE = 3  # schedule::draw_purpose::think
 STEPS = ("login", "browse", "buy")
-STALL = "1500ms:500ms"  # from the server's start; the run starts ~0.3 s after it
+STALL = "1200ms:500ms"  # from the server's start; the run starts ~0.3 s after it
 
 SCENARIO = """\
 target: http://127.0.0.1:{port}
