@@ -2,7 +2,7 @@
 still writes complete, consistent reports.
 
 Usage: python3 test_interrupt.py PATH_TO_PUNCTUAL
-Env: SEED=N to vary the moments (10 interruptions each run, 20 with FULL=1).
+Env: SEED=N to vary the moments (6 interruptions each run, 20 with FULL=1).
 """
 
 import os
@@ -134,7 +134,7 @@ def main():
     binary = harness.binary_from_argv()
     # Interruptions at seeded random points (SEED varies them); FULL=1 (make test-full) runs
     # twenty.
-    rounds = 20 if os.environ.get("FULL") == "1" else 10
+    rounds = 20 if os.environ.get("FULL") == "1" else 6
     seed = int(os.environ.get("SEED", "20261129"))
     rng = random.Random(seed)
     print(f"seed {seed}, {rounds} interruptions")
