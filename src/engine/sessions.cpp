@@ -69,7 +69,7 @@ session_driver::arrival_fate session_driver::arrive(std::uint64_t user, nanoseco
   plan_steps(scenario, at);
   const bool full = max_users_ != 0 && active_ >= max_users_;
   if (full && hybrid_.drop_on_overload) {
-    drop(user, scenario, at, at);
+    close_steps(user, scenario, at, 0, record::outcome::dropped, record::outcome::dropped, at);
     return arrival_fate::dropped;
   }
   if (full) {
@@ -103,20 +103,25 @@ void session_driver::wait_for_slot(const record::request_times& first) {
   waiting_.push_back(first);
 }
 
-// on_overload drop: every step of the session is dropped, and so is the session.
-void session_driver::drop(std::uint64_t user, std::uint16_t scenario, nanoseconds at,
-                          nanoseconds now) noexcept {
+// Ends a session at `at` with outcome `session`: its steps from `first` on, never to be sent,
+// end `o` (dropped over max_users, else skipped).
+void session_driver::close_steps(std::uint64_t user, std::uint16_t scenario, nanoseconds arrival,
+                                 std::uint16_t first, record::outcome o, record::outcome session,
+                                 nanoseconds at) noexcept {
   const auto& sc = hybrid_.scenarios[scenario];
   record::request_times t;
-  t.intended = t.arrival = at;
-  t.dispatched = now;
+  t.intended = t.arrival = t.dispatched = arrival;
   t.index = user;
-  for (std::size_t k = 0; k < sc.steps.size(); ++k) {
+  for (std::size_t k = first; k < sc.steps.size(); ++k) {
     t.name = sc.steps[k].name;
     t.step = static_cast<std::uint16_t>(k);
-    recorder_->on_dropped(t);
+    if (o == record::outcome::dropped) {
+      recorder_->on_dropped(t);
+    } else {
+      recorder_->on_skipped(t);
+    }
   }
-  recorder_->on_session_end(at, sc.session_name, record::outcome::dropped, now);
+  recorder_->on_session_end(arrival, sc.session_name, session, at);
 }
 
 bool session_driver::next_due(nanoseconds now, record::request_times& out) {
@@ -168,16 +173,7 @@ void session_driver::schedule_next(std::uint32_t id, nanoseconds due) noexcept {
 void session_driver::end(std::uint32_t id, std::uint16_t first_unsent, record::outcome o,
                          nanoseconds at) noexcept {
   session& s = sessions_[id];
-  const auto& sc = hybrid_.scenarios[s.scenario];
-  record::request_times t;
-  t.intended = t.arrival = s.arrival;
-  t.index = s.user;
-  for (std::size_t k = first_unsent; k < sc.steps.size(); ++k) {
-    t.name = sc.steps[k].name;
-    t.step = static_cast<std::uint16_t>(k);
-    recorder_->on_skipped(t);
-  }
-  recorder_->on_session_end(s.arrival, sc.session_name, o, at);
+  close_steps(s.user, s.scenario, s.arrival, first_unsent, record::outcome::skipped, o, at);
   s.in_use = false;
   free_.push_back(id);
   --active_;
@@ -190,8 +186,8 @@ void session_driver::skip_waiting() noexcept {
   }
   due_.clear();
   for (const auto& first : waiting_) {
-    const std::uint32_t id = start_session(first.index, first.arrival, draw_scenario(first.index));
-    end(id, 0, record::outcome::skipped, first.arrival);
+    close_steps(first.index, draw_scenario(first.index), first.arrival, 0, record::outcome::skipped,
+                record::outcome::skipped, first.arrival);
   }
   waiting_.clear();
 }

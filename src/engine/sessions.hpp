@@ -71,7 +71,9 @@ class session_driver final : public record::outcome_listener {
   std::uint32_t start_session(std::uint64_t user, nanoseconds arrival, std::uint16_t scenario);
   static bool due_later(const due_step& a, const due_step& b) noexcept { return a.due > b.due; }
   void plan_steps(std::uint16_t scenario, nanoseconds arrival) noexcept;
-  void drop(std::uint64_t user, std::uint16_t scenario, nanoseconds at, nanoseconds now) noexcept;
+  void close_steps(std::uint64_t user, std::uint16_t scenario, nanoseconds arrival,
+                   std::uint16_t first, record::outcome o, record::outcome session,
+                   nanoseconds at) noexcept;
   void end(std::uint32_t id, std::uint16_t first_unsent, record::outcome o,
            nanoseconds at) noexcept;
   void schedule_next(std::uint32_t id, nanoseconds completed) noexcept;

@@ -50,6 +50,10 @@ struct name_counts {
   std::uint64_t planned = 0;
   std::array<std::uint64_t, outcome_count> outcomes{};
 
+  // Timeouts and unfinished requests: their recorded times are lower bounds.
+  std::uint64_t censored() const noexcept {
+    return outcomes[index(outcome::timeout)] + outcomes[index(outcome::unfinished)];
+  }
   void add(const name_counts& other) noexcept {
     planned += other.planned;
     for (std::size_t i = 0; i < outcome_count; ++i) outcomes[i] += other.outcomes[i];

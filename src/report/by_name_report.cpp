@@ -12,15 +12,11 @@ namespace punctual::report {
 
 // json_report.cpp
 nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
+nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
 
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::uint64_t censored_of(const record::name_counts& n) {
-  return n.outcomes[record::index(record::outcome::timeout)] +
-         n.outcomes[record::index(record::outcome::unfinished)];
-}
 
 double share_of(const run::config& c, std::size_t i) {
   double total = 0;
@@ -60,7 +56,7 @@ void write_by_name_text(std::ostream& out, const run::config& c, const run::resu
     const std::uint64_t errors = o(record::outcome::http_error) + o(record::outcome::socket_error);
     const std::uint64_t other =
         o(record::outcome::dropped) + o(record::outcome::skipped) + o(record::outcome::unfinished);
-    const double bound_from = lower_bound_from(censored_of(n), rt.total_count());
+    const double bound_from = lower_bound_from(n.censored(), rt.total_count());
     fmt::print(out, "{:<24} {:>8} {:>8} {:>8} {:>8} {:>8}  {:>9} {:>9} {:>9} {:>9}  {:>9}\n",
                c.mix[i].name, n.planned, o(record::outcome::ok), errors,
                o(record::outcome::timeout), other, p_cell(rt, 50, bound_from),
@@ -84,15 +80,11 @@ json by_name_json(const run::config& c, const run::result& r) {
   for (std::size_t i = 0; i < c.mix.size() && i < r.by_name.size(); ++i) {
     if (c.mix[i].session) continue;  // in `sessions`
     const auto& n = r.by_name[i];
-    json outcomes = json::object();
-    for (std::size_t k = 0; k < record::outcome_count; ++k) {
-      outcomes[std::string(record::outcome_names[k])] = n.outcomes[k];
-    }
     out[c.mix[i].name] = {
         {"planned", n.planned},
-        {"outcomes", outcomes},
+        {"outcomes", outcomes_json(n.outcomes)},
         {"response_time",
-         view_json(r.measured.views.named(i, record::named_view::response_time), censored_of(n))},
+         view_json(r.measured.views.named(i, record::named_view::response_time), n.censored())},
         {"service_time",
          view_json(r.measured.views.named(i, record::named_view::service_time), 0)}};
   }

@@ -14,6 +14,7 @@ namespace punctual::report {
 
 // json_report.cpp
 nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
+nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
 
 namespace {
 
@@ -52,26 +53,17 @@ std::uint64_t sessions_planned(const run::config& c, const run::result& r) {
   return n;
 }
 
-std::uint64_t censored_of(const record::name_counts& n) {
-  return n.outcomes[record::index(record::outcome::timeout)] +
-         n.outcomes[record::index(record::outcome::unfinished)];
-}
-
 }  // namespace
 
-// "hybrid, user arrivals poisson arrivals (seed 1), 50 req/s for 60s (3000 sessions planned),
-// scenarios checkout 70% / browse 30%, think exp:2s, at most 500 users (queue)"
+// "hybrid from s.yaml, user arrivals: poisson arrivals (seed 1), 50 users/s for 60s (3000
+// sessions planned), scenarios checkout 70% / browse 30%, think exp:2s, at most 500 users
+// (queue), ..."
 std::string describe_hybrid(const run::config& c, const run::result& r) {
   const auto& h = *c.hybrid;
-  // The plan is of users: its rates are users per second.
-  std::string arrivals = schedule::describe(*c.plan);
-  for (std::size_t at = arrivals.find("req/s"); at != std::string::npos;
-       at = arrivals.find("req/s")) {
-    arrivals.replace(at, 5, "users/s");
-  }
   std::string text =
       fmt::format("hybrid from {}, user arrivals: {} for {} ({} sessions planned), scenarios",
-                  h.file, arrivals, analysis::duration_text(c.duration), sessions_planned(c, r));
+                  h.file, schedule::describe(*c.plan, "users/s"),
+                  analysis::duration_text(c.duration), sessions_planned(c, r));
   for (std::size_t i = 0; i < h.scenarios.size(); ++i) {
     text += fmt::format("{} {} {:.3g}%", i ? " /" : "", h.scenarios[i].name, 100 * share_of(h, i));
   }
@@ -134,16 +126,12 @@ json sessions_json(const run::config& c, const run::result& r) {
   for (const auto& sc : c.hybrid->scenarios) {
     if (sc.session_name >= r.by_name.size()) continue;
     const auto& n = r.by_name[sc.session_name];
-    json outcomes = json::object();
-    for (std::size_t k = 0; k < record::outcome_count; ++k) {
-      outcomes[std::string(record::outcome_names[k])] = n.outcomes[k];
-    }
     out[sc.name] = {
         {"planned", n.planned},
-        {"outcomes", outcomes},
+        {"outcomes", outcomes_json(n.outcomes)},
         {"session_time",
          view_json(r.measured.views.named(sc.session_name, record::named_view::response_time),
-                   censored_of(n))}};
+                   n.censored())}};
   }
   return out;
 }

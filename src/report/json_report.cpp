@@ -11,6 +11,7 @@ namespace punctual::report {
 nlohmann::ordered_json attempts_json(const run::config& c, const run::result& r);
 nlohmann::ordered_json retry_policy_json(const run::config& c);
 nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
+nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
 // by_name_report.cpp
 nlohmann::ordered_json mix_json(const run::config& c);
 nlohmann::ordered_json by_name_json(const run::config& c, const run::result& r);
@@ -31,14 +32,6 @@ std::string percentile_key(double p) {
   return buf;
 }
 
-
-json outcomes_json(const record::counters& c) {
-  json o = json::object();
-  for (std::size_t i = 0; i < record::outcome_count; ++i) {
-    o[std::string(record::outcome_names[i])] = c.outcomes[i];
-  }
-  return o;
-}
 
 json ci_json(const verdicts& v) {
   json ci = json::object();
@@ -169,6 +162,15 @@ json slo_json(const verdicts& v) {
 
 }  // namespace
 
+// Every outcome by name, always all seven (the run's, the warm-up's, a name's, a session's).
+nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < record::outcome_count; ++i) {
+    out[std::string(record::outcome_names[i])] = o[i];
+  }
+  return out;
+}
+
 // One latency view as the JSON reports it (the by-name section uses it too).
 nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored) {
   nlohmann::ordered_json percentiles = nlohmann::ordered_json::object();
@@ -214,7 +216,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
              {"window_ns", r.window.count()},
              {"planned", c.planned}}},
            {"interrupted", r.interrupted},
-           {"outcomes", outcomes_json(c)},
+           {"outcomes", outcomes_json(c.outcomes)},
            {"socket_errors", socket_errors},
            {"status_counts", status},
            {"rates_per_s",
@@ -227,7 +229,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"latency", latency_json(r, config, v)},
            {"validity", validity_json(v)},
            {"slo", slo_json(v)},
-           {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts)}}},
+           {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts.outcomes)}}},
            {"generator", generator_json(r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
   if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);

@@ -75,14 +75,16 @@ std::optional<std::string> validate(const plan& p) {
   return check_stages(p);
 }
 
-std::string describe(const plan& p) {
+std::string describe(const plan& p, std::string_view unit) {
   if (p.arrival == arrival_kind::trace) return describe_replay(*p.replay, p.warmup + p.duration);
   std::string out = p.arrival == arrival_kind::poisson
                         ? "poisson arrivals (seed " + std::to_string(p.seed) + "), "
                         : std::string("constant arrivals, ");
-  if (p.stages.empty()) return out + format_rate(p.rate_per_s) + " req/s";
+  if (p.stages.empty()) return out + format_rate(p.rate_per_s) + " " + std::string(unit);
   out += "stages ";
-  if (p.start_rate_per_s != 0) out += "from " + format_rate(p.start_rate_per_s) + " req/s ";
+  if (p.start_rate_per_s != 0) {
+    out += "from " + format_rate(p.start_rate_per_s) + " " + std::string(unit) + " ";
+  }
   return out + format_stages(p.stages);
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace punctual::schedule {
@@ -64,7 +65,8 @@ std::optional<std::string> validate(const plan& p);
 
 // "constant arrivals, 2000 req/s", "poisson arrivals (seed 1), stages 10s:100,30s:5000",
 // "trace replay of trace.txt (12000 requests over 60s, mean 200 req/s)".
-std::string describe(const plan& p);
+// `unit`: what arrives ("users/s" for the hybrid model's plan).
+std::string describe(const plan& p, std::string_view unit = "req/s");
 
 // Which worker of its shard owns global request `index` (docs/design.md, "Workers and connections").
 constexpr std::uint32_t shard_of(std::uint64_t index, std::uint32_t shards) noexcept {

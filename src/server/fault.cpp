@@ -8,6 +8,7 @@
 #include <string>
 
 #include "server/fault_picker.hpp"
+#include "server/kind_names.hpp"
 
 namespace punctual::server {
 
@@ -21,15 +22,6 @@ constexpr std::array<std::string_view, fault_kind_count> names = {
   throw std::invalid_argument("--fault: " + why + ", got '" + std::string(text) + "'");
 }
 
-std::string known_kinds() {
-  std::string list;
-  for (std::size_t i = 1; i < names.size(); ++i) {
-    if (!list.empty()) list += ", ";
-    list += names[i];
-  }
-  return list;
-}
-
 }  // namespace
 
 std::string_view fault_name(fault_kind kind) {
@@ -37,10 +29,7 @@ std::string_view fault_name(fault_kind kind) {
 }
 
 std::optional<fault_kind> fault_from_name(std::string_view name) {
-  for (std::size_t i = 1; i < names.size(); ++i) {
-    if (names[i] == name) return static_cast<fault_kind>(i);
-  }
-  return std::nullopt;
+  return kind_from_name<fault_kind>(names, name);
 }
 
 fault_spec parse_fault(std::string_view text) {
@@ -60,7 +49,7 @@ fault_spec parse_fault(std::string_view text) {
     kind_text = kind_text.substr(0, equals);
   }
   const auto kind = fault_from_name(kind_text);
-  if (!kind) bad(text, "unknown fault kind (expected one of " + known_kinds() + ")");
+  if (!kind) bad(text, "unknown fault kind (expected one of " + known_kinds(names) + ")");
   spec.kind = *kind;
   // strtod on a copy: from_chars for double is not in every standard library we build with.
   const std::string fraction(fraction_text);

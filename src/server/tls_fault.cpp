@@ -4,6 +4,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "server/kind_names.hpp"
+
 namespace punctual::server {
 
 namespace {
@@ -15,15 +17,6 @@ constexpr std::array<std::string_view, 5> names = {"none", "garbage-hello", "sta
   throw std::invalid_argument("--tls-fault: " + why + ", got '" + std::string(text) + "'");
 }
 
-std::string known_kinds() {
-  std::string list;
-  for (std::size_t i = 1; i < names.size(); ++i) {
-    if (!list.empty()) list += ", ";
-    list += names[i];
-  }
-  return list;
-}
-
 }  // namespace
 
 std::string_view tls_fault_name(tls_fault_kind kind) {
@@ -31,16 +24,13 @@ std::string_view tls_fault_name(tls_fault_kind kind) {
 }
 
 std::optional<tls_fault_kind> tls_fault_from_name(std::string_view name) {
-  for (std::size_t i = 1; i < names.size(); ++i) {
-    if (names[i] == name) return static_cast<tls_fault_kind>(i);
-  }
-  return std::nullopt;
+  return kind_from_name<tls_fault_kind>(names, name);
 }
 
 tls_fault_spec parse_tls_fault(std::string_view text) {
   const auto colon = text.find(':');
   const auto kind = tls_fault_from_name(text.substr(0, colon));
-  if (!kind) bad(text, "unknown kind (expected one of " + known_kinds() + ")");
+  if (!kind) bad(text, "unknown kind (expected one of " + known_kinds(names) + ")");
   tls_fault_spec spec{*kind, 0};
   if (colon == std::string_view::npos) return spec;
   const std::string_view option = text.substr(colon + 1);

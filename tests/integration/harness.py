@@ -91,26 +91,9 @@ def check_eq(actual, expected, what):
 # ---------------------------------------------------------------------------
 # nginx
 
-NGINX_CONF = """\
-user root;
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    log_format request_line '$request_method $request_uri';
-    {access_log};
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    default_type text/plain;
-    gzip off;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
-    server {{
-        listen 127.0.0.1:{port};
+# The locations every nginx of the tests serves, plain or TLS (tls_lib.py), so each plain-HTTP
+# check can have its TLS twin. A format template: {tmp} is the server's folder.
+NGINX_LOCATIONS = """\
         location = / {{
             return 200 "hello\\n";
         }}
@@ -136,7 +119,33 @@ http {{
         location / {{
             return 200 "any\\n";
         }}
-    }}
+"""
+
+# What every nginx of the tests sets in its http block (a format template, {tmp} as above).
+NGINX_HTTP_SETTINGS = """\
+    client_body_temp_path {tmp}/client_body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    default_type text/plain;
+    gzip off;
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;"""
+
+NGINX_CONF = """\
+user root;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    log_format request_line '$request_method $request_uri';
+    {access_log};
+{http_settings}
+    server {{
+        listen 127.0.0.1:{port};
+{locations}    }}
 }}
 """
 
@@ -201,7 +210,9 @@ def nginx_server(access_log=False):
             port = free_port()
             with open(os.path.join(tmp, "nginx.conf"), "w", encoding="utf-8") as f:
                 log = f"access_log {tmp}/access.log request_line" if access_log else "access_log off"
-                f.write(NGINX_CONF.format(tmp=tmp, port=port, access_log=log))
+                f.write(NGINX_CONF.format(tmp=tmp, port=port, access_log=log,
+                                          http_settings=NGINX_HTTP_SETTINGS.format(tmp=tmp),
+                                          locations=NGINX_LOCATIONS.format(tmp=tmp)))
             proc = subprocess.Popen(
                 [NGINX, "-p", tmp, "-c", "nginx.conf", "-g", "daemon off;"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -255,28 +255,8 @@ def tls_material():
 # ---------------------------------------------------------------------------
 # nginx over TLS
 
-# The locations are harness.NGINX_CONF's, so each plain-HTTP check has its TLS twin.
-LOCATIONS = """\
-        location = / {{
-            return 200 "hello\\n";
-        }}
-        location = /chunked {{
-            root {tmp}/www;
-            default_type text/html;
-            try_files /chunked.txt =404;
-            sub_filter_types *;
-            sub_filter "0123456789" "0123456789";
-            sub_filter_once off;
-            chunked_transfer_encoding on;
-        }}
-        location = /nginx_status {{
-            stub_status;
-        }}
-        location = /close {{
-            keepalive_timeout 0;
-            return 200 "hello\\n";
-        }}
-"""
+# harness.NGINX_LOCATIONS, so each plain-HTTP check has its TLS twin.
+LOCATIONS = harness.NGINX_LOCATIONS
 
 # Fields of the access log, in order, separated by '|'. They are what nginx saw of each request,
 # to be set against punctual's own account of the same run.
@@ -293,15 +273,7 @@ http {{
     log_format tls '$server_port|$ssl_protocol|$ssl_cipher|$ssl_session_reused|$ssl_server_name|'
                    '$http_host|$ssl_client_verify|$ssl_client_s_dn|$request_uri|$status|$bytes_sent';
     access_log {tmp}/access.log tls;
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    default_type text/plain;
-    gzip off;
-    keepalive_requests 1000000;
-    keepalive_timeout 60s;
+{http_settings}
     ssl_protocols TLSv1.2 TLSv1.3;
     ssl_session_cache shared:SSL:1m;
     ssl_session_timeout 10m;
@@ -391,7 +363,8 @@ def _config(m, tmp, ports, status_port):
                            f"        ssl_client_certificate {m.client_ca_cert};\n")
         blocks.append(SERVER_BLOCK.format(port=port, cert=cert, key=key, client_auth=client_auth,
                                           locations=LOCATIONS.format(tmp=tmp)))
-    return NGINX_TLS_CONF.format(tmp=tmp, servers="".join(blocks), status_port=status_port)
+    return NGINX_TLS_CONF.format(tmp=tmp, servers="".join(blocks), status_port=status_port,
+                                 http_settings=harness.NGINX_HTTP_SETTINGS.format(tmp=tmp))
 
 
 @contextlib.contextmanager
