@@ -1,29 +1,23 @@
 #include "http/response_parser.hpp"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 
-#include "http/text.hpp"
+#include "http/byte_runs.hpp"
 
 namespace punctual::http {
 
 namespace {
 
-// Bytes allowed inside a reason phrase or field value: HTAB, SP, VCHAR and obs-text.
-constexpr std::array<bool, 256> make_field_table() {
-  std::array<bool, 256> table{};
-  for (int c = 0x20; c < 256; ++c) table[c] = c != 0x7f;
-  table['\t'] = true;
-  return table;
-}
-constexpr std::array<bool, 256> field_table = make_field_table();
-
-bool is_token(char c) noexcept { return is_token_char(c); }
-bool is_field(char c) noexcept { return field_table[static_cast<unsigned char>(c)]; }
-bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
-bool is_space(char c) noexcept { return c == ' ' || c == '\t'; }
-char to_lower(char c) noexcept { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+using runs::field_run;
+using runs::header_kind;
+using runs::is_digit;
+using runs::is_field;
+using runs::is_space;
+using runs::is_token;
+using runs::kind_of;
+using runs::to_lower;
+using runs::version_literal;
 
 int hex_value(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';
@@ -32,21 +26,28 @@ int hex_value(char c) noexcept {
   return -1;
 }
 
-constexpr std::string_view version_literal = "HTTP/1.";
-
 }  // namespace
 
 std::string_view to_string(parse_error error) noexcept {
   switch (error) {
-    case parse_error::none: return "no error";
-    case parse_error::bad_status_line: return "malformed status line";
-    case parse_error::bad_header: return "malformed header";
-    case parse_error::bad_content_length: return "invalid, duplicate or overflowing Content-Length";
-    case parse_error::conflicting_framing: return "both Transfer-Encoding and Content-Length";
-    case parse_error::bad_chunk: return "malformed chunked body";
-    case parse_error::header_too_large: return "header section too large";
-    case parse_error::closed_before_response: return "connection closed before the response";
-    case parse_error::truncated: return "connection closed in the middle of the response";
+    case parse_error::none:
+      return "no error";
+    case parse_error::bad_status_line:
+      return "malformed status line";
+    case parse_error::bad_header:
+      return "malformed header";
+    case parse_error::bad_content_length:
+      return "invalid, duplicate or overflowing Content-Length";
+    case parse_error::conflicting_framing:
+      return "both Transfer-Encoding and Content-Length";
+    case parse_error::bad_chunk:
+      return "malformed chunked body";
+    case parse_error::header_too_large:
+      return "header section too large";
+    case parse_error::closed_before_response:
+      return "connection closed before the response";
+    case parse_error::truncated:
+      return "connection closed in the middle of the response";
   }
   return "unknown parse error";
 }
@@ -105,94 +106,34 @@ response_parser::result response_parser::feed(const char* data, std::size_t size
     const state s = state_;
     if (s == state::body_length || s == state::chunk_data || s == state::body_until_close) {
       i += consume_body(size - i);
-    } else if (const std::size_t run = s <= state::headers_end_lf ? header_run(data + i, size - i) : 0) {
+    } else if (const std::size_t run =
+                   s <= state::headers_end_lf ? header_run(data + i, size - i) : 0) {
       i += run;
     } else {
       const char c = data[i++];
       if (s <= state::headers_end_lf) {
-        if (++section_bytes_ > max_header_bytes) fail(parse_error::header_too_large);
-        else if (s <= state::status_lf) step_status_line(c);
-        else step_header(c);
+        if (++section_bytes_ > max_header_bytes)
+          fail(parse_error::header_too_large);
+        else if (s <= state::status_lf)
+          step_status_line(c);
+        else
+          step_header(c);
       } else if (s >= state::trailer_line_start) {
-        if (++section_bytes_ > max_header_bytes) fail(parse_error::header_too_large);
-        else step_trailer(c);
+        if (++section_bytes_ > max_header_bytes)
+          fail(parse_error::header_too_large);
+        else
+          step_trailer(c);
       } else {
-        if (++section_bytes_ > max_header_bytes) fail(parse_error::bad_chunk);
-        else step_chunk_line(c);
+        if (++section_bytes_ > max_header_bytes)
+          fail(parse_error::bad_chunk);
+        else
+          step_chunk_line(c);
       }
     }
     if (state_ == state::done) return {i, parse_status::complete};
     if (state_ == state::failed) return {i, parse_status::error};
   }
   return {i, parse_status::need_more};
-}
-
-// Most of a header section is runs the byte-wise path would only step through: the status
-// line's fixed prefix, names, values nobody needs, line ends. This takes such a run in one go
-// and leaves exactly the state the byte-wise path would; 0 means "go byte by byte".
-std::size_t response_parser::header_run(const char* p, std::size_t n) noexcept {
-  switch (state_) {
-    case state::version: return status_prefix(p, n);
-    case state::reason: return is_field(p[0]) ? skip_run(p, n, is_field) : 0;
-    case state::header_line_start:
-      if (!is_token(p[0])) return 0;
-      name_len_ = 0;
-      name_too_long_ = false;
-      state_ = state::header_name;
-      [[fallthrough]];
-    case state::header_name: {
-      if (!is_token(p[0])) return 0;
-      const std::size_t run = skip_run(p, n, is_token);
-      if (state_ != state::failed) append_name(p, run);
-      return run;
-    }
-    case state::header_value_ows:
-    case state::header_value:
-      if (kind_ == header_kind::other && is_field(p[0])) {
-        state_ = state::header_value;  // for a value nobody reads, leading spaces change nothing
-        return skip_run(p, n, is_field);
-      }
-      return state_ == state::header_value ? line_end(p, n) : 0;
-    default: return 0;
-  }
-}
-
-// The longest run of bytes matching `in`, counted into the section. Past max_header_bytes it
-// fails on the same byte as the byte-wise path, whatever the split.
-std::size_t response_parser::skip_run(const char* p, std::size_t n, bool (*in)(char) noexcept) noexcept {
-  std::size_t j = 0;
-  while (j < n && in(p[j])) ++j;
-  const std::size_t room = max_header_bytes - section_bytes_;
-  if (j > room) {
-    fail(parse_error::header_too_large);
-    return room + 1;
-  }
-  section_bytes_ += j;
-  return j;
-}
-
-// "HTTP/1.x NNN" in one piece; what follows the code goes byte by byte.
-std::size_t response_parser::status_prefix(const char* p, std::size_t n) noexcept {
-  constexpr std::size_t length = 12;
-  if (index_ != 0 || n < length || std::string_view(p, version_literal.size()) != version_literal) return 0;
-  const char minor = p[7];
-  if (!is_digit(minor) || p[8] != ' ' || !is_digit(p[9]) || !is_digit(p[10]) || !is_digit(p[11])) return 0;
-  const int code = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-  if (code < 100 || code > 599) return 0;
-  minor_version_ = minor - '0';
-  status_code_ = code;
-  index_ = 3;
-  section_bytes_ += length;
-  state_ = state::status_after_code;
-  return length;
-}
-
-// CRLF at the end of a value, as '\r' then '\n' would be taken byte by byte.
-std::size_t response_parser::line_end(const char* p, std::size_t n) noexcept {
-  if (n < 2 || p[0] != '\r' || p[1] != '\n' || max_header_bytes - section_bytes_ < 2) return 0;
-  section_bytes_ += 2;
-  if (end_header_value()) state_ = state::header_line_start;
-  return 2;
 }
 
 std::size_t response_parser::consume_body(std::size_t n) noexcept {
@@ -233,15 +174,22 @@ bool response_parser::step_status_line(char c) noexcept {
       }
       return true;
     case state::status_after_code:
-      if (c == ' ') state_ = state::reason;
-      else if (c == '\r') state_ = state::status_lf;
-      else if (c == '\n') state_ = state::header_line_start;
-      else return fail(parse_error::bad_status_line);
+      if (c == ' ')
+        state_ = state::reason;
+      else if (c == '\r')
+        state_ = state::status_lf;
+      else if (c == '\n')
+        state_ = state::header_line_start;
+      else
+        return fail(parse_error::bad_status_line);
       return true;
     case state::reason:
-      if (c == '\r') state_ = state::status_lf;
-      else if (c == '\n') state_ = state::header_line_start;
-      else if (!is_field(c)) return fail(parse_error::bad_status_line);
+      if (c == '\r')
+        state_ = state::status_lf;
+      else if (c == '\n')
+        state_ = state::header_line_start;
+      else if (!is_field(c))
+        return fail(parse_error::bad_status_line);
       return true;
     case state::status_lf:
       if (c != '\n') return fail(parse_error::bad_status_line);
@@ -255,9 +203,12 @@ bool response_parser::step_status_line(char c) noexcept {
 bool response_parser::step_header(char c) noexcept {
   switch (state_) {
     case state::header_line_start:
-      if (c == '\r') state_ = state::headers_end_lf;
-      else if (c == '\n') return end_headers();
-      else if (!is_token(c)) return fail(parse_error::bad_header);  // incl. obsolete folding
+      if (c == '\r')
+        state_ = state::headers_end_lf;
+      else if (c == '\n')
+        return end_headers();
+      else if (!is_token(c))
+        return fail(parse_error::bad_header);  // incl. obsolete folding
       else {
         name_len_ = 0;
         name_too_long_ = false;
@@ -267,7 +218,7 @@ bool response_parser::step_header(char c) noexcept {
       return true;
     case state::header_name:
       if (c == ':') {
-        classify_header_name();
+        classify_header_name(copied_name());
         if (state_ == state::failed) return false;
         state_ = state::header_value_ows;
         return true;
@@ -278,10 +229,14 @@ bool response_parser::step_header(char c) noexcept {
       state_ = state::header_value;
       [[fallthrough]];
     case state::header_value:
-      if (c == '\r') state_ = state::header_lf;
-      else if (c != '\n') return header_value_char(c);
-      else if (!end_header_value()) return false;
-      else state_ = state::header_line_start;
+      if (c == '\r')
+        state_ = state::header_lf;
+      else if (c != '\n')
+        return header_value_char(c);
+      else if (!end_header_value())
+        return false;
+      else
+        state_ = state::header_line_start;
       return true;
     case state::header_lf:
       if (c != '\n') return fail(parse_error::bad_header);
@@ -308,25 +263,21 @@ void response_parser::append_name(const char* p, std::size_t n) noexcept {
     name_too_long_ = true;
     return;
   }
-  for (std::size_t k = 0; k < n; ++k) name_[name_len_ + k] = to_lower(p[k]);
+  std::copy_n(p, n, name_ + name_len_);
   name_len_ = static_cast<std::uint8_t>(name_len_ + n);
 }
 
-void response_parser::classify_header_name() noexcept {
-  const std::string_view name{name_, name_len_};
-  kind_ = header_kind::other;
-  if (name_too_long_) return;
-  if (name == "content-length") {
+void response_parser::classify_header_name(std::string_view name) noexcept {
+  kind_ = kind_of(name);
+  if (kind_ == header_kind::content_length) {
     // Two Content-Length lines, even equal ones, mean a confused or hostile server.
     if (has_content_length_) {
       fail(parse_error::bad_content_length);
       return;
     }
-    kind_ = header_kind::content_length;
     line_length_ = 0;
     length_state_ = length_state::empty;
-  } else if (name == "transfer-encoding" || name == "connection") {
-    kind_ = name == "connection" ? header_kind::connection : header_kind::transfer_encoding;
+  } else if (kind_ != header_kind::other) {
     token_len_ = 0;
     token_invalid_ = false;
     token_ended_ = false;
@@ -337,10 +288,14 @@ void response_parser::classify_header_name() noexcept {
 bool response_parser::header_value_char(char c) noexcept {
   if (!is_field(c)) return fail(parse_error::bad_header);
   switch (kind_) {
-    case header_kind::content_length: return content_length_char(c);
+    case header_kind::content_length:
+      return content_length_char(c);
     case header_kind::transfer_encoding:
-    case header_kind::connection: list_token_char(c); return true;
-    case header_kind::other: return true;
+    case header_kind::connection:
+      list_token_char(c);
+      return true;
+    case header_kind::other:
+      return true;
   }
   return true;
 }
@@ -447,32 +402,47 @@ bool response_parser::step_chunk_line(char c) noexcept {
         return true;
       }
       if (index_ == 0) return fail(parse_error::bad_chunk);
-      if (is_space(c)) state_ = state::chunk_size_ows;
-      else if (c == ';') state_ = state::chunk_extension;
-      else if (c == '\r') state_ = state::chunk_size_lf;
-      else if (c != '\n') return fail(parse_error::bad_chunk);
-      else break;
+      if (is_space(c))
+        state_ = state::chunk_size_ows;
+      else if (c == ';')
+        state_ = state::chunk_extension;
+      else if (c == '\r')
+        state_ = state::chunk_size_lf;
+      else if (c != '\n')
+        return fail(parse_error::bad_chunk);
+      else
+        break;
       return true;
     }
     case state::chunk_size_ows:
       if (is_space(c)) return true;
-      if (c == ';') state_ = state::chunk_extension;
-      else if (c == '\r') state_ = state::chunk_size_lf;
-      else if (c != '\n') return fail(parse_error::bad_chunk);
-      else break;
+      if (c == ';')
+        state_ = state::chunk_extension;
+      else if (c == '\r')
+        state_ = state::chunk_size_lf;
+      else if (c != '\n')
+        return fail(parse_error::bad_chunk);
+      else
+        break;
       return true;
     case state::chunk_extension:
-      if (c == '\r') state_ = state::chunk_size_lf;
-      else if (c == '\n') break;
-      else if (!is_field(c)) return fail(parse_error::bad_chunk);
+      if (c == '\r')
+        state_ = state::chunk_size_lf;
+      else if (c == '\n')
+        break;
+      else if (!is_field(c))
+        return fail(parse_error::bad_chunk);
       return true;
     case state::chunk_size_lf:
       if (c != '\n') return fail(parse_error::bad_chunk);
       break;
     case state::chunk_data_cr:
-      if (c == '\r') state_ = state::chunk_data_lf;
-      else if (c != '\n') return fail(parse_error::bad_chunk);
-      else start_chunk_size();
+      if (c == '\r')
+        state_ = state::chunk_data_lf;
+      else if (c != '\n')
+        return fail(parse_error::bad_chunk);
+      else
+        start_chunk_size();
       return true;
     case state::chunk_data_lf:
       if (c != '\n') return fail(parse_error::bad_chunk);
@@ -497,15 +467,22 @@ void response_parser::start_chunk_size() noexcept {
 bool response_parser::step_trailer(char c) noexcept {
   switch (state_) {
     case state::trailer_line_start:
-      if (c == '\r') state_ = state::trailer_end_lf;
-      else if (c == '\n') state_ = state::done;
-      else if (!is_token(c)) return fail(parse_error::bad_header);
-      else state_ = state::trailer_line;
+      if (c == '\r')
+        state_ = state::trailer_end_lf;
+      else if (c == '\n')
+        state_ = state::done;
+      else if (!is_token(c))
+        return fail(parse_error::bad_header);
+      else
+        state_ = state::trailer_line;
       return true;
     case state::trailer_line:
-      if (c == '\r') state_ = state::trailer_lf;
-      else if (c == '\n') state_ = state::trailer_line_start;
-      else if (!is_field(c)) return fail(parse_error::bad_header);
+      if (c == '\r')
+        state_ = state::trailer_lf;
+      else if (c == '\n')
+        state_ = state::trailer_line_start;
+      else if (!is_field(c))
+        return fail(parse_error::bad_header);
       return true;
     case state::trailer_lf:
       if (c != '\n') return fail(parse_error::bad_header);

@@ -9,20 +9,22 @@
 #include <cstdint>
 #include <string_view>
 
+#include "http/byte_runs.hpp"
+
 namespace punctual::http {
 
 enum class parse_status { need_more, complete, error };
 
 enum class parse_error {
   none,
-  bad_status_line,          // not "HTTP/1.x NNN reason"
-  bad_header,               // bad name, control byte, obsolete line folding, ...
-  bad_content_length,       // not digits, overflowing, duplicated or conflicting
-  conflicting_framing,      // both Transfer-Encoding and Content-Length
-  bad_chunk,                // bad chunk size line, missing CRLF after data, ...
-  header_too_large,         // header section (or trailer section) over max_header_bytes
-  closed_before_response,   // peer closed before the first byte of the response
-  truncated,                // peer closed in the middle of a response
+  bad_status_line,         // not "HTTP/1.x NNN reason"
+  bad_header,              // bad name, control byte, obsolete line folding, ...
+  bad_content_length,      // not digits, overflowing, duplicated or conflicting
+  conflicting_framing,     // both Transfer-Encoding and Content-Length
+  bad_chunk,               // bad chunk size line, missing CRLF after data, ...
+  header_too_large,        // header section (or trailer section) over max_header_bytes
+  closed_before_response,  // peer closed before the first byte of the response
+  truncated,               // peer closed in the middle of a response
 };
 
 std::string_view to_string(parse_error error) noexcept;
@@ -94,7 +96,6 @@ class response_parser {
     done,
     failed,
   };
-  enum class header_kind : std::uint8_t { other, content_length, transfer_encoding, connection };
   enum class length_state : std::uint8_t { empty, digits, trailing_space };
 
   void reset_headers() noexcept;
@@ -106,7 +107,11 @@ class response_parser {
   void start_chunk_size() noexcept;
   bool header_name_char(char c) noexcept;
   void append_name(const char* p, std::size_t n) noexcept;
-  void classify_header_name() noexcept;
+  void classify_header_name(std::string_view name) noexcept;
+  // The name copied across reads; empty (an "other" name) when it did not fit.
+  std::string_view copied_name() const noexcept {
+    return name_too_long_ ? std::string_view{} : std::string_view{name_, name_len_};
+  }
   bool header_value_char(char c) noexcept;
   bool content_length_char(char c) noexcept;
   void list_token_char(char c) noexcept;
@@ -115,7 +120,15 @@ class response_parser {
   bool end_headers() noexcept;
   std::size_t consume_body(std::size_t n) noexcept;
   std::size_t header_run(const char* p, std::size_t n) noexcept;
-  std::size_t skip_run(const char* p, std::size_t n, bool (*in)(char) noexcept) noexcept;
+  std::size_t one_run(const char* p, std::size_t n) noexcept;
+  std::size_t whole_head(const char* p, std::size_t n) noexcept;
+  std::size_t line_run(const char* p, std::size_t n) noexcept;
+  bool take(std::size_t k) noexcept;
+  std::size_t count_run(std::size_t run) noexcept;
+  std::size_t name_run(const char* p, std::size_t n) noexcept;
+  std::size_t ows_run(const char* p, std::size_t n) noexcept;
+  std::size_t list_token_run(const char* p, std::size_t n) noexcept;
+  std::size_t length_run(const char* p, std::size_t n) noexcept;
   std::size_t status_prefix(const char* p, std::size_t n) noexcept;
   std::size_t line_end(const char* p, std::size_t n) noexcept;
 
@@ -125,11 +138,11 @@ class response_parser {
   bool started_ = false;
   int minor_version_ = 1;
   int status_code_ = 0;
-  std::uint32_t index_ = 0;  // position inside a literal or digit run of the current state
+  std::uint32_t index_ = 0;        // position inside a literal or digit run of the current state
   std::size_t section_bytes_ = 0;  // bytes of the current header or trailer section
 
-  header_kind kind_ = header_kind::other;
-  char name_[24] = {};
+  runs::header_kind kind_ = runs::header_kind::other;
+  char name_[17] = {};  // as long as the longest name we look for
   std::uint8_t name_len_ = 0;
   bool name_too_long_ = false;
 

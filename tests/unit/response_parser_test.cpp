@@ -111,6 +111,13 @@ const std::vector<good_case> good_cases = {
     {"long_name", "HTTP/1.1 200 OK\r\nX-A-Very-Long-Header-Name-Indeed-Content-Length: x\r\nContent-Length: 0\r\n\r\n",
      200, true, 0},
     {"big_header", "HTTP/1.1 200 OK\r\nX-Big: " + big_value + "\r\nContent-Length: 1\r\n\r\n!", 200, true, 1},
+    {"length_19_digits", "HTTP/1.1 200 OK\r\nContent-Length: 0000000000000000003\r\n\r\nabc", 200, true, 3},
+    {"length_20_digits", "HTTP/1.1 200 OK\r\nContent-Length: 00000000000000000003\r\n\r\nabc", 200, true, 3},
+    {"te_trailing_space", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked \t\r\n\r\n1\r\nz\r\n0\r\n\r\n", 200,
+     true, 1},
+    {"connection_twice",
+     "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n", 200, false,
+     0},
     {"huge_length_value", "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n", 200, true, 0},
 };
 
@@ -127,6 +134,22 @@ TEST(response_parser, good_responses_whole) {
   for (const auto& c : good_cases) {
     if (completes(c)) check_good(c, {}, "whole");
   }
+}
+
+// The whole-head fast path and the incremental path must agree on the limit to the byte.
+TEST(response_parser, head_at_the_limit) {
+  const std::string start = "HTTP/1.1 200 OK\r\nX-Pad: ";
+  const std::string end = "\r\nContent-Length: 1\r\n\r\n";
+  const std::string at_limit =
+      start + std::string(response_parser::max_header_bytes - start.size() - end.size(), 'p') + end + "!";
+  const good_case fits{"at_limit", at_limit, 200, true, 1};
+  check_good(fits, {}, "whole");
+  check_good(fits, {at_limit.size() / 2}, "in halves");
+  const std::string over = start + "p" + at_limit.substr(start.size());
+  const outcome whole = run(over, {}, false, false);
+  EXPECT_EQ(whole.error, parse_error::header_too_large);
+  EXPECT_EQ(whole.consumed, response_parser::max_header_bytes + 1);
+  EXPECT_EQ(run(over, {over.size() / 2}, false, false), whole);
 }
 
 TEST(response_parser, good_responses_byte_by_byte) {
