@@ -317,15 +317,18 @@ section1() {
   local mode round
   # CPU is measured without the capture: tcpdump's filter runs in the sender's context.
   # Every tool runs once per round, rounds one after another, so that a noisy minute on this
-  # shared machine hits one round of every tool rather than every run of one tool.
+  # shared machine hits one round of every tool rather than every run of one tool. Each mode's
+  # floor runs right beside it (before it in even rounds, after it in odd ones), since the
+  # ratio to the floor is taken per round and this machine's speed drifts within a minute.
   for round in $(seq "$cpu_rounds"); do
     log "   CPU round $round/$cpu_rounds"
-    for mode in coarse fine spin; do
+    for mode in coarse fine; do
+      (( round % 2 == 0 )) && floor_run "s1_cpu_floor_${mode}_r$round" "$mode"
       punctual_run "s1_cpu_${mode}_r$round" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
+      (( round % 2 == 1 )) && floor_run "s1_cpu_floor_${mode}_r$round" "$mode"
     done
+    punctual_run "s1_cpu_spin_r$round" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision spin
     (( have_h2load )) && h2load_run "s1_cpu_h2load_r$round"
-    floor_run "s1_cpu_floor_coarse_r$round" coarse
-    floor_run "s1_cpu_floor_fine_r$round" fine
   done
   (( have_tcpdump )) || return 0
   for mode in coarse fine spin; do

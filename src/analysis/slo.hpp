@@ -4,6 +4,8 @@
 //   errors<=0.1%  errors==0          non-ok outcomes of logical requests, % of planned or a count
 //   timeouts==0  timeouts<1%         timeout outcomes, a count or % of planned
 //   rate>=99%                        completed in window / planned, as a percentage
+//   checkout.pay:p99<=300ms          the same for one name: a step, a --requests entry, or a
+//   checkout.session:p99<=5s         scenario's sessions (session time); not rate
 //
 // Comparators: <, <=, ==, >=, >. Durations: a decimal number and a unit, ns, us, ms, s or m.
 // Spaces around the comparator are allowed.
@@ -30,6 +32,9 @@ enum class slo_unit { nanoseconds, percent, count };
 
 struct slo_expression {
   std::string text;               // as the user typed it
+  std::string scope;              // a name before ':', empty for the whole run
+  std::size_t name = 0;           // scope's index among the run's names (resolve_slo_scopes)
+  bool session = false;           // scope is SCENARIO.session: session time, no service time
   slo_metric metric = slo_metric::percentile;
   double percentile = 0;          // metric == percentile: in (0, 100]
   comparator cmp = comparator::le;
@@ -47,6 +52,11 @@ slo_expression parse_slo(std::string_view text);  // throws slo_syntax_error
 // The percentiles the expressions name (for interval_series and the validity checks).
 std::vector<double> slo_percentiles(const std::vector<slo_expression>& slos);
 
+// Binds each scoped expression to the run's names (in order; `sessions[i]` marks a
+// SCENARIO.session). Throws slo_syntax_error naming the scope when it is not one of them.
+void resolve_slo_scopes(std::vector<slo_expression>& slos, const std::vector<std::string>& names,
+                        const std::vector<bool>& sessions);
+
 std::string_view comparator_text(comparator c) noexcept;
 // `figure cmp threshold`, equal within 1e-9 relative so 0.1% of 1000 == 1 request.
 bool compare(double figure, comparator c, double threshold) noexcept;
@@ -62,6 +72,8 @@ struct slo_input {
   // Closed model only: the --expected-interval view; percentile SLOs then gate on it.
   const hdr::histogram* reconstructed = nullptr;
   bool allow_uncorrected = false;
+  // Per name (scoped expressions): its measured outcomes; its views are in `views`.
+  const std::vector<record::name_counts>* by_name = nullptr;
 };
 
 struct slo_result {

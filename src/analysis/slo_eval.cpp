@@ -15,16 +15,16 @@ constexpr std::string_view closed_refusal =
     "the server caused (coordinated omission); use --expected-interval to gate on reconstructed "
     "data, or --allow-uncorrected to gate on these numbers anyway";
 
-double percent_of_planned(std::uint64_t n, const record::counters& counts) noexcept {
-  if (counts.planned == 0) return 0;
-  return 100.0 * static_cast<double>(n) / static_cast<double>(counts.planned);
+double percent_of_planned(std::uint64_t n, std::uint64_t planned) noexcept {
+  if (planned == 0) return 0;
+  return 100.0 * static_cast<double>(n) / static_cast<double>(planned);
 }
 
-std::uint64_t non_ok(const record::counters& counts) noexcept {
+std::uint64_t non_ok(const std::array<std::uint64_t, record::outcome_count>& outcomes) noexcept {
   std::uint64_t n = 0;
   for (const auto o : {outcome::http_error, outcome::socket_error, outcome::timeout, outcome::dropped,
                        outcome::skipped, outcome::unfinished}) {
-    n += counts.outcomes[record::index(o)];
+    n += outcomes[record::index(o)];
   }
   return n;
 }
@@ -38,43 +38,63 @@ double percentile_figure(const hdr::histogram& h, const interval_series& series,
   return static_cast<double>(ci.hi);
 }
 
-slo_result evaluate_one(const slo_expression& e, const slo_input& in, const hdr::histogram& response) {
+const interval_series& no_intervals() {
+  static const interval_series none;
+  return none;
+}
+
+// What one expression is judged on: the whole run's, or one name's.
+struct subject {
+  const hdr::histogram& response;
+  const hdr::histogram* service;  // none for sessions
+  const interval_series& series;  // batch means: only the run's measured response time has one
+  std::uint64_t planned;
+  const std::array<std::uint64_t, record::outcome_count>& outcomes;
+  std::uint64_t completed_in_window;
+};
+
+slo_result evaluate_one(const slo_expression& e, const subject& s, bound_mode bound) {
   slo_result r;
   r.text = e.text;
   r.bound = "point";
   r.threshold = e.threshold;
   r.unit = e.unit;
   switch (e.metric) {
-    case slo_metric::percentile: {
-      // Batch means is only meaningful for the series the engine fed: the measured response time.
-      static const interval_series no_intervals;
-      const interval_series& series = &response == &in.views[record::view::response_time] ? in.intervals
-                                                                                         : no_intervals;
-      r.bound = in.bound == bound_mode::upper ? "upper" : "point";
-      r.figure = percentile_figure(response, series, e.percentile, in.bound);
+    case slo_metric::percentile:
+      r.bound = bound == bound_mode::upper ? "upper" : "point";
+      r.figure = percentile_figure(s.response, s.series, e.percentile, bound);
       r.pass = compare(r.figure, e.cmp, e.threshold);
-      r.service_figure =
-          percentile_figure(in.views[record::view::service_time], no_intervals, e.percentile, in.bound);
-      r.service_time_fails = in.views[record::view::service_time].total_count() > 0 &&
-                             !compare(r.service_figure, e.cmp, e.threshold);
+      if (s.service) {
+        r.service_figure = percentile_figure(*s.service, no_intervals(), e.percentile, bound);
+        r.service_time_fails = s.service->total_count() > 0 && !compare(r.service_figure, e.cmp, e.threshold);
+      }
       return r;
-    }
-    case slo_metric::errors: {
-      const auto n = non_ok(in.counts);
-      r.figure = e.unit == slo_unit::percent ? percent_of_planned(n, in.counts) : static_cast<double>(n);
-      break;
-    }
+    case slo_metric::errors:
     case slo_metric::timeouts: {
-      const auto n = in.counts.outcomes[record::index(outcome::timeout)];
-      r.figure = e.unit == slo_unit::percent ? percent_of_planned(n, in.counts) : static_cast<double>(n);
+      const auto n = e.metric == slo_metric::errors ? non_ok(s.outcomes) : s.outcomes[record::index(outcome::timeout)];
+      r.figure = e.unit == slo_unit::percent ? percent_of_planned(n, s.planned) : static_cast<double>(n);
       break;
     }
     case slo_metric::rate:
-      r.figure = percent_of_planned(in.counts.completed_in_window, in.counts);
+      r.figure = percent_of_planned(s.completed_in_window, s.planned);
       break;
   }
   r.pass = compare(r.figure, e.cmp, e.threshold);
   return r;
+}
+
+// A name's figures: no batch means (the series is the run's) and no completed_in_window.
+slo_result evaluate_scoped(const slo_expression& e, const slo_input& in) {
+  static const record::name_counts none;
+  const bool known = in.by_name && e.name < in.by_name->size() && e.name < in.views.name_count();
+  const record::name_counts& counts = known ? (*in.by_name)[e.name] : none;
+  if (!known) {
+    static const hdr::histogram empty{record::latency_params()};
+    return evaluate_one(e, {empty, nullptr, no_intervals(), 0, counts.outcomes, 0}, in.bound);
+  }
+  const auto& response = in.views.named(e.name, record::named_view::response_time);
+  const auto* service = e.session ? nullptr : &in.views.named(e.name, record::named_view::service_time);
+  return evaluate_one(e, {response, service, no_intervals(), counts.planned, counts.outcomes, 0}, in.bound);
 }
 
 }  // namespace
@@ -128,7 +148,13 @@ slo_evaluation evaluate_slos(const std::vector<slo_expression>& slos, const slo_
     }
   }
   out.results.reserve(slos.size());
-  for (const auto& e : slos) out.results.push_back(evaluate_one(e, in, *response));
+  const bool measured = response == &in.views[record::view::response_time];
+  const subject run{*response,        &in.views[record::view::service_time],
+                    measured ? in.intervals : no_intervals(),
+                    in.counts.planned, in.counts.outcomes, in.counts.completed_in_window};
+  for (const auto& e : slos) {
+    out.results.push_back(e.scope.empty() ? evaluate_one(e, run, in.bound) : evaluate_scoped(e, in));
+  }
   return out;
 }
 

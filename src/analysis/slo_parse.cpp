@@ -1,5 +1,6 @@
 // The --slo expression parser. Pure text in, expression or one-line error out; it allocates
 // only for the result and never throws from try_parse_slo (the fuzzer checks both).
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -158,8 +159,24 @@ std::optional<failure> parse_threshold(std::string_view rhs, slo_expression& e) 
   return failure{"a threshold", rhs};
 }
 
+// "NAME:" before an expression scopes it to a request name or a session (resolved later, against
+// the run's names): name bytes are the names' own, [A-Za-z0-9_-] and the '.' of SCENARIO.STEP.
+std::optional<failure> parse_scope(std::string_view& body, slo_expression& e) {
+  const auto colon = body.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  const std::string_view scope = trim(body.substr(0, colon));
+  const bool ok = !scope.empty() && scope.find_first_not_of(
+                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") ==
+                                        std::string_view::npos;
+  if (!ok) return failure{"a name (SCENARIO.STEP, SCENARIO.session or a --requests name) before ':'", scope};
+  e.scope = std::string(scope);
+  body = trim(body.substr(colon + 1));
+  return std::nullopt;
+}
+
 std::optional<failure> parse_into(std::string_view text, slo_expression& e) {
-  const std::string_view body = trim(text);
+  std::string_view body = trim(text);
+  if (auto f = parse_scope(body, e)) return f;
   if (body.empty()) return failure{"an expression such as p99<=200ms", body};
   const auto op_start = body.find_first_of("<>=!");
   if (op_start == std::string_view::npos) {
@@ -168,6 +185,9 @@ std::optional<failure> parse_into(std::string_view text, slo_expression& e) {
   const auto op_end = body.find_first_not_of("<>=!", op_start);
   const std::string_view rhs = op_end == std::string_view::npos ? std::string_view{} : body.substr(op_end);
   if (auto f = parse_subject(trim(body.substr(0, op_start)), e)) return f;
+  if (!e.scope.empty() && e.metric == slo_metric::rate) {
+    return failure{"p<percentile>, errors or timeouts for a name (rate is the whole run's)", "rate"};
+  }
   if (auto f = parse_comparator(body.substr(op_start, op_end - op_start), e)) return f;
   return parse_threshold(trim(rhs), e);
 }
@@ -192,6 +212,23 @@ slo_expression parse_slo(std::string_view text) {
   auto e = try_parse_slo(text, &error);
   if (!e) throw slo_syntax_error(error);
   return std::move(*e);
+}
+
+void resolve_slo_scopes(std::vector<slo_expression>& slos, const std::vector<std::string>& names,
+                        const std::vector<bool>& sessions) {
+  for (auto& e : slos) {
+    if (e.scope.empty()) continue;
+    const auto it = std::find(names.begin(), names.end(), e.scope);
+    if (it == names.end()) {
+      throw slo_syntax_error("--slo '" + printable(e.text) + "': " +
+                             (names.empty() ? std::string("names '") + printable(e.scope) +
+                                                  "', but only --requests and --scenario runs have names"
+                                            : "no step, session or request named '" + printable(e.scope) +
+                                                  "' in this run"));
+    }
+    e.name = static_cast<std::size_t>(it - names.begin());
+    e.session = e.name < sessions.size() && sessions[e.name];
+  }
 }
 
 std::vector<double> slo_percentiles(const std::vector<slo_expression>& slos) {

@@ -131,6 +131,22 @@ void add_connection_check(const validity_input& in, std::vector<check>& out) {
   out.push_back(std::move(c));
 }
 
+void add_user_cap_check(const validity_input& in, std::vector<check>& out) {
+  if (in.max_users == 0 || !in.load || in.load->planned.empty() || in.mean_session_ns <= 0) return;
+  const auto peak = static_cast<double>(*std::max_element(in.load->planned.begin(), in.load->planned.end()));
+  check c = make_check("user_cap", ">=", "users");
+  c.figure = in.max_users;
+  c.threshold = connection_headroom * peak * in.mean_session_ns / 1e9;
+  c.pass = c.figure >= c.threshold;
+  if (!c.pass) {
+    c.note = "max_users " + std::to_string(in.max_users) + " cannot carry " + number_text(peak) +
+             " users/s (the busiest second) at a mean session time of " + duration_text(in.mean_session_ns) +
+             "; max_users " + std::to_string(connections_needed(peak, in.mean_session_ns)) +
+             " would have sufficed";
+  }
+  out.push_back(std::move(c));
+}
+
 double observed_rate_per_s(const validity_input& in) {
   const double seconds = std::chrono::duration<double>(in.window).count();
   if (seconds <= 0) return 0;
@@ -288,6 +304,7 @@ validity_report check_validity(const validity_input& in) {
     if (p < 100.0) out.push_back(samples_beyond_check(in, p, check_level::gating));
   }
   add_connection_check(in, out);
+  add_user_cap_check(in, out);
   for (const double p : summary_percentiles) {
     if (p >= 100.0 || slo_names(gated, p)) continue;
     out.push_back(samples_beyond_check(in, p, check_level::warning));

@@ -46,6 +46,11 @@ struct validity_input {
   // attempts intended in it, and those of them the generator had not got to by schedule_grace
   // after the second ended. Null without a schedule (the closed model).
   const record::per_second_load* load = nullptr;
+  // The hybrid model with a max_users cap: the cap, and the measured sessions' mean session
+  // time. Little's law, with the connection check's headroom, against the busiest second's
+  // arrivals (`load`).
+  std::uint32_t max_users = 0;
+  double mean_session_ns = 0;
 };
 
 struct validity_report {

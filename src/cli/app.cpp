@@ -84,7 +84,10 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--think", o.think, "closed model: pause between a response and the next request");
   cmd.add_option("--expected-interval", o.expected_interval,
                  "closed model: add a reconstructed view by expected-interval correction");
-  cmd.add_option("--slo", o.slos, "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99% (repeatable)")
+  cmd.add_option(
+      "--slo", o.slos,
+      "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99%; NAME:EXPR for one step, request "
+      "name or SCENARIO.session (repeatable)")
       ->allow_extra_args(false);
   cmd.add_option("--slo-bound", o.slo_bound, "point (default) or upper: gate percentiles on the upper 95% bound");
   cmd.add_flag("--allow-uncorrected", o.allow_uncorrected, "closed model: gate on uncorrected latency anyway");

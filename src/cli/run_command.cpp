@@ -93,6 +93,19 @@ const hdr::histogram* poisson_gaps(const run_setup& setup, const engine::run_res
   return fixed_poisson ? &r.send_gaps : nullptr;
 }
 
+// Over every scenario's measured sessions (their SCENARIO.session views).
+double mean_session_ns(const run::config& c, const record::view_set& views) {
+  double sum = 0;
+  double count = 0;
+  for (std::size_t i = 0; i < c.mix.size() && i < views.name_count(); ++i) {
+    if (!c.mix[i].session) continue;
+    const auto& h = views.named(i, record::named_view::response_time);
+    sum += h.mean() * static_cast<double>(h.total_count());
+    count += static_cast<double>(h.total_count());
+  }
+  return count > 0 ? sum / count : 0;
+}
+
 }  // namespace
 
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
@@ -110,7 +123,9 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .window = r.window,
                                          .poisson_send_gaps = poisson_gaps(setup, r),
                                          .threads = setup.config.threads,
-                                         .load = setup.config.plan ? &r.load : nullptr});
+                                         .load = setup.config.plan ? &r.load : nullptr,
+                                         .max_users = setup.config.hybrid ? setup.config.hybrid->max_users : 0,
+                                         .mean_session_ns = mean_session_ns(setup.config, views)});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }
@@ -124,7 +139,8 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                      .bound = setup.slo_bound,
                      .closed_model = setup.config.model == run::model_kind::closed,
                      .reconstructed = rec ? &*rec : nullptr,
-                     .allow_uncorrected = setup.allow_uncorrected});
+                     .allow_uncorrected = setup.allow_uncorrected,
+                     .by_name = &r.by_name});
   }
   return v;
 }

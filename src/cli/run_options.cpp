@@ -197,6 +197,21 @@ schedule::plan build_plan(const run_options& o, const run::config& c,
 }
 
 
+// --slo NAME:EXPR names one of the run's request names or SCENARIO.session entries.
+void resolve_slo_names(std::vector<analysis::slo_expression>& slos, const run::config& c) {
+  std::vector<std::string> names;
+  std::vector<bool> sessions;
+  for (const auto& entry : c.mix) {
+    names.push_back(entry.name);
+    sessions.push_back(entry.session);
+  }
+  try {
+    analysis::resolve_slo_scopes(slos, names, sessions);
+  } catch (const analysis::slo_syntax_error& e) {
+    throw usage_error(e.what());
+  }
+}
+
 }  // namespace
 
 
@@ -256,6 +271,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   } else if (c.model == run::model_kind::open) {
     c.plan = build_plan(o, c, std::move(replay));
   }
+  resolve_slo_names(s.slos, c);
   return s;
 }
 

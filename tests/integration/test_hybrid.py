@@ -199,10 +199,21 @@ def test_documented_example(binary):
             path = os.path.join(work, "scenario.yaml")
             with open(path, "w", encoding="utf-8") as f:
                 f.write(documented_scenario(serve.port))
-            r = harness.run_punctual(binary, ["--scenario", path, "-c8"], timeout_s=60)
+            slos = ["buy.session:p99<=60s", "browse.home:errors==0"]
+            r = harness.run_punctual(binary, ["--scenario", path, "-c8", *[a for s in slos for a in ("--slo", s)]],
+                                     timeout_s=60)
             report = harness.require_report(r)
             check_denominators_generic(report)
             check_eq(report["model"]["kind"], "hybrid", "model.kind")
+            # max_users 200 against at most ~40 arrivals/s of sub-second sessions: Little's law
+            # with headroom wants far fewer, and the check says so.
+            cap = [c for c in report["validity"]["checks"] if c["name"] == "user_cap"]
+            check(len(cap) == 1 and cap[0]["pass"] and cap[0]["figure"] == 200 and 0 < cap[0]["threshold"] < 200,
+                  f"user_cap check: {cap}")
+            results = {x["expression"]: x for x in report["slo"]["results"]}
+            check_eq(sorted(results), sorted(slos), "named SLOs reported")
+            check_eq(results["buy.session:p99<=60s"]["figure"],
+                     report["sessions"]["buy"]["session_time"]["percentiles_ns"]["99"], "the session p99")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -108,9 +108,19 @@ def test_named_trace(binary, nginx, mix_path):
         with open(trace, "w", encoding="utf-8") as f:
             f.writelines(f"{i * 1_000_000} {name}\n" for i, name in enumerate(pattern))
         before = len(nginx.access_log())
+        # Named SLOs ride along: each is judged on its own name's figures, and one that fails
+        # (a p50 of at most 1 ns) makes the exit code 3.
+        slos = ["home:errors==0", "search:p99<=10s", "add_to_cart:p50<=1ns"]
         report = harness.require_report(harness.run_punctual(
-            binary, ["-t2", "-c4", "--schedule-in", trace, "--requests", mix_path, nginx.url("/")]))
+            binary, ["-t2", "-c4", "--schedule-in", trace, "--requests", mix_path, nginx.url("/"),
+                     *[a for s in slos for a in ("--slo", s)]]), expected_code=3)
         harness.assert_clean(report)
+        results = {r["expression"]: r for r in report["slo"]["results"]}
+        check_eq(sorted(results), sorted(slos), "the SLOs reported")
+        check_eq((results[slos[0]]["figure"], results[slos[0]]["pass"]), (0, True), slos[0])
+        check_eq(results[slos[1]]["figure"], report["by_name"]["search"]["response_time"]["percentiles_ns"]["99"],
+                 f"{slos[1]}: the figure is the name's own p99")
+        check_eq(results[slos[2]]["pass"], False, slos[2])
         want = {n: pattern.count(n) for n in names}
         check_eq({k: v["planned"] for k, v in report["by_name"].items()}, want,
                  "by_name planned against the trace's names")

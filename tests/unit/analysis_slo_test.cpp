@@ -269,3 +269,99 @@ TEST(analysis_slo, exit_code_precedence) {
 }
 
 }  // namespace
+
+namespace {
+
+// Two names: a step "buy.pay" whose latencies are 1..100 ms and 10 planned with 2 timeouts,
+// and the scenario's "buy.session" whose session times are 1..10 s.
+struct named_fixture {
+  view_set views{2};
+  counters counts;
+  interval_series series;
+  std::vector<punctual::record::name_counts> by_name{2};
+  named_fixture() {
+    using punctual::record::named_view;
+    for (int i = 1; i <= 100; ++i) {
+      views.named(0, named_view::response_time).record(i * ms);
+      views.named(0, named_view::service_time).record(i * ms / 10);
+      views[view::response_time].record(i * ms / 100);
+    }
+    for (int i = 1; i <= 10; ++i) views.named(1, named_view::response_time).record(i * 1000 * ms);
+    by_name[0].planned = 10;
+    by_name[0].outcomes[punctual::record::index(outcome::ok)] = 8;
+    by_name[0].outcomes[punctual::record::index(outcome::timeout)] = 2;
+    by_name[1].planned = 10;
+    by_name[1].outcomes[punctual::record::index(outcome::ok)] = 10;
+    counts.planned = 20;
+    counts.outcomes[punctual::record::index(outcome::ok)] = 20;
+    counts.completed_in_window = 20;
+  }
+  slo_input input() const {
+    return slo_input{.views = views,
+                     .counts = counts,
+                     .intervals = series,
+                     .bound = bound_mode::point,
+                     .closed_model = false,
+                     .reconstructed = nullptr,
+                     .allow_uncorrected = false,
+                     .by_name = &by_name};
+  }
+};
+
+punctual::analysis::slo_evaluation evaluate_named(const std::vector<std::string>& texts,
+                                                  const slo_input& in) {
+  std::vector<slo_expression> slos;
+  for (const auto& t : texts) slos.push_back(parse_slo(t));
+  punctual::analysis::resolve_slo_scopes(slos, {"buy.pay", "buy.session"}, {false, true});
+  return evaluate_slos(slos, in);
+}
+
+}  // namespace
+
+TEST(analysis_slo, a_name_scopes_an_expression) {
+  const auto e = parse_slo(" buy.pay : p99 <= 300ms");
+  EXPECT_EQ(e.scope, "buy.pay");
+  EXPECT_EQ(e.metric, slo_metric::percentile);
+  EXPECT_DOUBLE_EQ(e.threshold, 300.0 * ms);
+  EXPECT_EQ(parse_slo("p99<=1s").scope, "");
+  EXPECT_FALSE(try_parse_slo("buy pay:p99<=1s"));
+  EXPECT_FALSE(try_parse_slo(":p99<=1s"));
+  EXPECT_FALSE(try_parse_slo("buy.pay:"));
+  std::string error;
+  EXPECT_FALSE(try_parse_slo("buy.pay:rate>=99%", &error));
+  EXPECT_NE(error.find("rate is the whole run's"), std::string::npos) << error;
+}
+
+TEST(analysis_slo, named_figures_come_from_the_name) {
+  const named_fixture f;
+  const auto ev = evaluate_named({"buy.pay:p99<=50ms", "buy.pay:p50<=60ms", "buy.pay:timeouts<=10%",
+                                  "buy.pay:errors==2", "buy.session:p90<=8s", "p99<=2ms"},
+                                 f.input());
+  ASSERT_EQ(ev.results.size(), 6u);
+  using punctual::record::named_view;
+  EXPECT_EQ(
+      ev.results[0].figure,
+      static_cast<double>(f.views.named(0, named_view::response_time).value_at_percentile(99)));
+  EXPECT_FALSE(ev.results[0].pass);
+  EXPECT_FALSE(ev.results[0].service_time_fails);  // the step's service p99 is ~10 ms
+  EXPECT_TRUE(ev.results[1].pass);
+  EXPECT_DOUBLE_EQ(ev.results[2].figure, 20.0);  // 2 timeouts of 10 planned
+  EXPECT_FALSE(ev.results[2].pass);
+  EXPECT_DOUBLE_EQ(ev.results[3].figure, 2.0);
+  EXPECT_TRUE(ev.results[3].pass);
+  EXPECT_FALSE(ev.results[4].pass);            // the session p90 is 9 s
+  EXPECT_EQ(ev.results[4].service_figure, 0);  // sessions have no service time
+  EXPECT_TRUE(ev.results[5].pass);             // the run's own p99 is ~1 ms
+}
+
+TEST(analysis_slo, an_unknown_name_is_refused) {
+  std::vector<slo_expression> slos{parse_slo("buy.payy:p99<=1s")};
+  try {
+    punctual::analysis::resolve_slo_scopes(slos, {"buy.pay", "buy.session"}, {false, true});
+    FAIL() << "an unknown name was accepted";
+  } catch (const slo_syntax_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no step, session or request named 'buy.payy'"),
+              std::string::npos);
+  }
+  EXPECT_THROW(punctual::analysis::resolve_slo_scopes(slos, {}, {}), slo_syntax_error);
+}

@@ -34,6 +34,8 @@ struct fixture {
   std::uint32_t connections = 64;
   std::chrono::nanoseconds window = 10s;
   punctual::record::per_second_load load;
+  std::uint32_t max_users = 0;
+  double mean_session_ns = 0;
 
   fixture() {
     view_set second;
@@ -55,7 +57,8 @@ struct fixture {
     return check_validity(validity_input{.views = views, .counts = counts, .rate_per_s = rate,
                                          .connections = connections, .worker_cpu_shares = cpu,
                                          .intervals = series, .slo_percentiles = slo, .window = window,
-                                         .load = &load});
+                                         .load = &load, .max_users = max_users,
+                                         .mean_session_ns = mean_session_ns});
   }
 };
 
@@ -218,6 +221,24 @@ TEST(analysis_validity, connection_cap_names_the_c_that_suffices) {
   f.connections = suffices;
   EXPECT_TRUE(find(f.run(), "connection_cap").pass);
   EXPECT_EQ(punctual::analysis::connections_needed(1000, 5e6), 8u);  // 7.5 rounds up
+}
+
+TEST(analysis_validity, user_cap_is_littles_law_on_the_busiest_second) {
+  fixture f;  // as arrivals: 1000 users/s, but one second of 1200
+  f.load.planned[3] = 1200;
+  EXPECT_FALSE(has(f.run(), "user_cap"));  // no cap, no check
+  f.mean_session_ns = 2e9;                   // 1.5 * 1200/s * 2 s = 3600 users
+  f.max_users = 3599;
+  auto r = f.run();
+  const auto& c = find(r, "user_cap");
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.level, check_level::gating);
+  EXPECT_DOUBLE_EQ(c.threshold, 3600);
+  EXPECT_NE(c.note.find("max_users 3600 would have sufficed"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("1200 users/s"), std::string::npos) << c.note;
+  EXPECT_FALSE(r.valid());
+  f.max_users = 3600;
+  EXPECT_TRUE(find(f.run(), "user_cap").pass);
 }
 
 TEST(analysis_validity, closed_model_has_no_connection_check) {
