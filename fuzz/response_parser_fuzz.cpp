@@ -3,7 +3,9 @@
 // every result must respect the parser's contract; anything else aborts.
 //
 // Input layout: [flags] [n] [n split sizes] [payload...]
-//   flags bit 0: the first response answers a HEAD request; bit 1: the peer closes at the end.
+//   flags bit 0: the first response answers a HEAD request; bit 1: the peer closes at the end;
+//   bit 2: every response's body is searched for "ok" (expect_body_contains), and the three
+//   feedings must agree on whether each body held it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -25,6 +27,7 @@ struct event {
   int code;
   bool keep_alive;
   std::uint64_t body;
+  bool body_found;
   std::size_t end_offset;  // stream offset just after the response (or the error)
 
   bool operator==(const event&) const = default;
@@ -32,10 +35,13 @@ struct event {
 
 using punctual::fuzz::check;
 
+const punctual::http::body_needle needle("ok");
+
 std::vector<event> run(const std::uint8_t* data, std::size_t size, const std::vector<std::size_t>& pieces,
-                       bool head, bool eof) {
+                       bool head, bool eof, bool search) {
   response_parser parser;
-  parser.reset(head);
+  const punctual::http::body_needle* n = search ? &needle : nullptr;
+  parser.reset(head, n);
   std::vector<event> events;
   std::size_t offset = 0;
   std::size_t piece_index = 0;
@@ -54,7 +60,7 @@ std::vector<event> run(const std::uint8_t* data, std::size_t size, const std::ve
         continue;
       }
       events.push_back({r.status, parser.error(), parser.status_code(), parser.keep_alive(),
-                        parser.body_bytes(), offset});
+                        parser.body_bytes(), parser.body_found(), offset});
       check((r.status == parse_status::error) == (parser.error() != parse_error::none));
       if (r.status == parse_status::complete) {
         check(parser.status_code() >= 100 && parser.status_code() <= 599);
@@ -62,12 +68,13 @@ std::vector<event> run(const std::uint8_t* data, std::size_t size, const std::ve
         check(parser.feed(chunk, 1).consumed == 0);
       }
       if (r.status == parse_status::error || !parser.keep_alive()) open = false;
-      else parser.reset();
+      else parser.reset(false, n);
     }
   }
   if (open && eof) {
     const parse_status s = parser.finish_on_eof();
-    events.push_back({s, parser.error(), parser.status_code(), parser.keep_alive(), parser.body_bytes(), offset});
+    events.push_back({s, parser.error(), parser.status_code(), parser.keep_alive(), parser.body_bytes(),
+                      parser.body_found(), offset});
   }
   return events;
 }
@@ -85,10 +92,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t payload_size = size - 2 - n;
   const bool head = flags & 1;
   const bool eof = flags & 2;
+  const bool search = flags & 4;
 
-  const auto whole = run(payload, payload_size, {}, head, eof);
-  const auto split = run(payload, payload_size, pieces, head, eof);
-  const auto bytewise = run(payload, payload_size, {1}, head, eof);
+  const auto whole = run(payload, payload_size, {}, head, eof, search);
+  const auto split = run(payload, payload_size, pieces, head, eof, search);
+  const auto bytewise = run(payload, payload_size, {1}, head, eof, search);
   check(whole == split);
   check(whole == bytewise);
   return 0;

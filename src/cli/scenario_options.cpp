@@ -2,6 +2,7 @@
 
 #include "cli/command.hpp"
 #include "cli/mix_options.hpp"
+#include "http/body_needle.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -66,6 +67,7 @@ void add_names(const run_options& o, const scenario::scenario_file& f, const htt
       r.weight = 0;  // steps are never drawn: a session sends them in order
       r.expected_status =
           st.expect_status.empty() ? c.expected_status : status_set(st.expect_status);
+      if (!st.expect_body.empty()) r.expect_body = std::make_shared<const http::body_needle>(st.expect_body);
       hs.steps.push_back({static_cast<std::uint16_t>(c.mix.size()), st.think});
       c.mix.push_back(std::move(r));
     }

@@ -4,6 +4,7 @@
 // worker.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,10 +17,13 @@
 
 namespace punctual::engine {
 
-// A request as it goes on the wire. The bytes stay valid for the whole run.
+// A request as it goes on the wire, and what its response must show. All of it stays valid
+// for the whole run.
 struct wire_request {
   std::string_view bytes;
   bool head = false;  // a HEAD request: its response has no body
+  const std::bitset<600>* expected_status = nullptr;  // the statuses that are ok; null: the run's
+  const http::body_needle* expect_body = nullptr;    // text the body must contain; null: none
 };
 
 class request_source {
@@ -53,7 +57,8 @@ class weighted_mix final : public request_source {
                std::shared_ptr<const schedule::trace> trace = nullptr);
   std::uint16_t name_of(std::uint64_t index) const noexcept override;
   wire_request request(std::uint16_t name) const noexcept override {
-    return {entries_[name].bytes, entries_[name].head};
+    const run::named_request& e = entries_[name];
+    return {e.bytes, e.head, e.expected_status.any() ? &e.expected_status : nullptr, e.expect_body.get()};
   }
 
  private:

@@ -112,9 +112,9 @@ class worker {
   bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
                 nanoseconds arrived);
   nanoseconds arrival_time(const slot& s, nanoseconds stamp, nanoseconds read_at) const noexcept;
-  void complete(connection& c, slot& s, bool keep_alive, int status, nanoseconds now,
+  void complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                 nanoseconds done);
-  void settle_response(slot& s, int status, nanoseconds done);
+  void settle_response(slot& s, const http::response_end& response, nanoseconds done);
   void fail(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);

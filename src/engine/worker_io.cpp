@@ -76,14 +76,12 @@ std::optional<record::retry_cause> retry_cause_of(int status) noexcept {
 struct response_sink final : http::codec_sink {
   bool completed = false;
   bool broken = false;
-  int status = 0;
-  bool keep_alive = false;
+  http::response_end response;
   http::parse_error error = http::parse_error::none;
 
-  void on_response(std::uint32_t, int s, bool k) override {
+  void on_response(std::uint32_t, const http::response_end& r) override {
     completed = true;
-    status = s;
-    keep_alive = k;
+    response = r;
   }
   void on_protocol_error(http::parse_error e) override {
     broken = true;
@@ -204,7 +202,7 @@ void worker::send_request(slot& s, nanoseconds now) {
   // The actual send is the moment just before the first write, not when this batch began.
   now = net::mono_now();
   s.times.sent = now;
-  c.codec->begin(c.first_slot, s.request.head);
+  c.codec->begin(c.first_slot, s.request.head, s.request.expect_body);
   recorder_->on_sent(s.times, s.request.bytes.size());
   continue_write(s, now);
 }
@@ -262,7 +260,8 @@ void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
       response_sink sink;
       c.codec->finish_on_eof(sink);
       if (sink.completed) {
-        return complete(c, s, false, sink.status, now, last_arrival.count() != 0 ? last_arrival : now);
+        sink.response.keep_alive = false;
+        return complete(c, s, sink.response, now, last_arrival.count() != 0 ? last_arrival : now);
       }
       return fail(c, record::socket_reason::closed, now);
     }
@@ -303,7 +302,7 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
   }
   if (!sink.completed) return true;
   const bool stray = consumed != size;
-  complete(c, s, sink.keep_alive, sink.status, now, arrived);
+  complete(c, s, sink.response, now, arrived);
   // Completing may have closed the connection, and reopened it: then these bytes' socket is gone.
   const bool carried_on = c.state == conn_state::idle || c.state == conn_state::busy;
   if (stray && carried_on) {
@@ -313,26 +312,26 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
   return carried_on;
 }
 
-void worker::complete(connection& c, slot& s, bool keep_alive, int status, nanoseconds now,
+void worker::complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                       nanoseconds done) {
-  settle_response(s, status, done);
+  settle_response(s, response, done);
   s.busy = false;
-  if (!keep_alive || !config_.keep_alive) return close_connection(c, now);
+  if (!response.keep_alive || !config_.keep_alive) return close_connection(c, now);
   became_idle(c, now);
 }
 
 // A whole response, dated `done` by its receive stamp: its status decides if it arrived in
 // time; after the deadline it is a timeout, however early it was read.
-void worker::settle_response(slot& s, int status, nanoseconds done) {
+void worker::settle_response(slot& s, const http::response_end& response, nanoseconds done) {
   const attempt_ending e = settle(deadlines_, s.times, done);
   if (!e.in_time) return time_out(s.times, e, done);
-  // A hybrid step may expect its own statuses (scenario files' expect_status).
-  const auto& statuses =
-      config_.hybrid ? config_.mix[s.times.name].expected_status : config_.expected_status;
+  const auto& statuses = s.request.expected_status ? *s.request.expected_status : config_.expected_status;
+  const int status = response.status;
   const bool expected = status >= 0 && status < 600 && statuses.test(status);
   const auto cause = retry_cause_of(status);
   if (!cause || !retry(s.times, *cause, done, true)) {
-    recorder_->on_response(s.times, done, status, expected);
+    const bool body_missing = expected && !response.body_found;
+    recorder_->on_response(s.times, done, status, expected && !body_missing, body_missing);
   }
 }
 

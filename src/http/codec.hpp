@@ -12,11 +12,18 @@
 
 namespace punctual::http {
 
+// What a whole response showed.
+struct response_end {
+  int status = 0;
+  bool keep_alive = false;
+  bool body_found = true;  // the needle begin() was given was in the body (true without one)
+};
+
 // Where the codec hands what it found.
 class codec_sink {
  public:
   // A whole response for `slot`.
-  virtual void on_response(std::uint32_t slot, int status, bool keep_alive) = 0;
+  virtual void on_response(std::uint32_t slot, const response_end& response) = 0;
   // The connection's bytes broke the protocol: every slot on it has failed.
   virtual void on_protocol_error(parse_error error) = 0;
 
@@ -28,8 +35,9 @@ class codec {
  public:
   virtual ~codec() = default;
 
-  // The request in `slot` is on its way: expect its response. HEAD responses have no body.
-  virtual void begin(std::uint32_t slot, bool head_request) noexcept = 0;
+  // The request in `slot` is on its way: expect its response. HEAD responses have no body. A
+  // needle (it outlives the response) is searched for in the body.
+  virtual void begin(std::uint32_t slot, bool head_request, const body_needle* needle) noexcept = 0;
   // Feeds response bytes; returns how many belonged to responses begun. Bytes beyond them
   // (HTTP/1.1: after the one response expected) are left: the connection is out of step.
   virtual std::size_t feed(const char* data, std::size_t size, codec_sink& sink) = 0;

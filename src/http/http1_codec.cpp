@@ -6,9 +6,9 @@ namespace {
 
 class http1_codec final : public codec {
  public:
-  void begin(std::uint32_t slot, bool head_request) noexcept override {
+  void begin(std::uint32_t slot, bool head_request, const body_needle* needle) noexcept override {
     slot_ = slot;
-    parser_.reset(head_request);
+    parser_.reset(head_request, needle);
   }
 
   std::size_t feed(const char* data, std::size_t size, codec_sink& sink) override {
@@ -16,14 +16,14 @@ class http1_codec final : public codec {
     if (r.status == parse_status::error) {
       sink.on_protocol_error(parser_.error());
     } else if (r.status == parse_status::complete) {
-      sink.on_response(slot_, parser_.status_code(), parser_.keep_alive());
+      sink.on_response(slot_, end());
     }
     return r.consumed;
   }
 
   void finish_on_eof(codec_sink& sink) override {
     if (parser_.finish_on_eof() == parse_status::complete) {
-      sink.on_response(slot_, parser_.status_code(), parser_.keep_alive());
+      sink.on_response(slot_, end());
     } else {
       sink.on_protocol_error(parser_.error());
     }
@@ -34,6 +34,10 @@ class http1_codec final : public codec {
   bool allows_deferred_reads() const noexcept override { return true; }
 
  private:
+  response_end end() const noexcept {
+    return {parser_.status_code(), parser_.keep_alive(), parser_.body_found()};
+  }
+
   response_parser parser_;
   std::uint32_t slot_ = 0;
 };

@@ -52,7 +52,9 @@ std::string_view to_string(parse_error error) noexcept {
   return "unknown parse error";
 }
 
-void response_parser::reset(bool head_request) noexcept {
+void response_parser::reset(bool head_request, const body_needle* needle) noexcept {
+  needle_ = needle;
+  needle_state_ = 0;
   state_ = state::version;
   error_ = parse_error::none;
   head_request_ = head_request;
@@ -105,7 +107,7 @@ response_parser::result response_parser::feed(const char* data, std::size_t size
   while (i < size) {
     const state s = state_;
     if (s == state::body_length || s == state::chunk_data || s == state::body_until_close) {
-      i += consume_body(size - i);
+      i += consume_body(data + i, size - i);
     } else if (const std::size_t run =
                    s <= state::headers_end_lf ? header_run(data + i, size - i) : 0) {
       i += run;
@@ -136,14 +138,14 @@ response_parser::result response_parser::feed(const char* data, std::size_t size
   return {i, parse_status::need_more};
 }
 
-std::size_t response_parser::consume_body(std::size_t n) noexcept {
-  if (state_ == state::body_until_close) {
-    body_bytes_ += n;
-    return n;
-  }
-  const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(n, remaining_));
-  remaining_ -= take;
+std::size_t response_parser::consume_body(const char* p, std::size_t n) noexcept {
+  const std::size_t take = state_ == state::body_until_close
+                               ? n
+                               : static_cast<std::size_t>(std::min<std::uint64_t>(n, remaining_));
   body_bytes_ += take;
+  if (needle_ != nullptr) needle_state_ = needle_->advance(needle_state_, p, take);
+  if (state_ == state::body_until_close) return take;
+  remaining_ -= take;
   if (remaining_ == 0) state_ = state_ == state::body_length ? state::done : state::chunk_data_cr;
   return take;
 }

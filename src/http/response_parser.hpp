@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "http/body_needle.hpp"
 #include "http/byte_runs.hpp"
 
 namespace punctual::http {
@@ -41,8 +42,9 @@ class response_parser {
 
   response_parser() noexcept { reset(); }
 
-  // Call before each response; a HEAD response has headers only, whatever they announce.
-  void reset(bool head_request = false) noexcept;
+  // Call before each response; a HEAD response has headers only, whatever they announce. With a
+  // needle, the body is searched for its text as it passes (body_found()).
+  void reset(bool head_request = false, const body_needle* needle = nullptr) noexcept;
 
   // Consumes bytes of ONE response and stops right after its last byte, so pipelined bytes
   // stay unconsumed. After complete or error, further calls consume nothing.
@@ -59,6 +61,8 @@ class response_parser {
   // At least one byte of this response has been seen (time to first byte).
   bool started() const noexcept { return started_; }
   bool done() const noexcept { return state_ == state::done; }
+  // No needle was given, or its text was in the body (chunk framing excluded).
+  bool body_found() const noexcept { return needle_ == nullptr || needle_->found(needle_state_); }
   // Bytes of body payload seen so far (chunk framing excluded).
   std::uint64_t body_bytes() const noexcept { return body_bytes_; }
   int http_minor_version() const noexcept { return minor_version_; }
@@ -118,7 +122,7 @@ class response_parser {
   void end_list_token() noexcept;
   bool end_header_value() noexcept;
   bool end_headers() noexcept;
-  std::size_t consume_body(std::size_t n) noexcept;
+  std::size_t consume_body(const char* p, std::size_t n) noexcept;
   std::size_t header_run(const char* p, std::size_t n) noexcept;
   std::size_t one_run(const char* p, std::size_t n) noexcept;
   std::size_t whole_head(const char* p, std::size_t n) noexcept;
@@ -166,6 +170,8 @@ class response_parser {
   bool close_delimited_ = false;
   std::uint64_t remaining_ = 0;  // body or chunk bytes still to read
   std::uint64_t body_bytes_ = 0;
+  const body_needle* needle_ = nullptr;
+  std::uint32_t needle_state_ = 0;
 };
 
 }  // namespace punctual::http

@@ -104,7 +104,10 @@ class recorder {
     counts_of(t.intended).attempts.past_deadline++;
   }
   // Final outcomes; each planned request reaches exactly one of these (or on_dropped).
-  void on_response(const request_times& t, nanoseconds done, int status, bool expected) noexcept;
+  // body_missing: the status was expected, but the body lacked the text it had to contain
+  // (then `expected` is false: an http_error, counted apart).
+  void on_response(const request_times& t, nanoseconds done, int status, bool expected,
+                   bool body_missing = false) noexcept;
   void on_socket_error(const request_times& t, nanoseconds failed_at, socket_reason why) noexcept;
   void on_timeout(const request_times& t, nanoseconds timeout) noexcept;
   void on_unfinished(const request_times& t, nanoseconds interrupted_at) noexcept;

@@ -233,7 +233,11 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"generator", generator_json(r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
   if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);
-  if (config.hybrid) doc["sessions"] = sessions_json(config, r);
+  if (config.hybrid) {
+    doc["sessions"] = sessions_json(config, r);
+    const auto http_errors = c.outcomes[record::index(record::outcome::http_error)];
+    doc["http_errors"] = {{"status", http_errors - c.body_missing}, {"body", c.body_missing}};
+  }
   out << doc.dump(2) << '\n';
 }
 

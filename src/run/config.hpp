@@ -6,10 +6,12 @@
 #include <bitset>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "http/body_needle.hpp"
 #include "net/socket.hpp"
 #include "net/tls.hpp"
 #include "record/outcome.hpp"
@@ -53,6 +55,8 @@ struct named_request {
   // scenario's SCENARIO.session) sends nothing and is reported apart, as `sessions`.
   std::bitset<600> expected_status;
   bool session = false;
+  // A step's expect_body_contains: a response without this text in its body is an http_error.
+  std::shared_ptr<const http::body_needle> expect_body;
 };
 
 // The hybrid model (--scenario, docs/scenario.md). Users arrive by the config's plan; user i

@@ -149,15 +149,17 @@ std::vector<int> read_expect_status(const yaml_reader& r, const YAML::Node& node
 }
 
 step read_step(const yaml_reader& r, const YAML::Node& node) {
-  refuse_not_built(r, node,
-                   {{"capture", " (each step is sent as written)"},
-                    {"expect_body_contains", " (expect_status checks the status only)"}});
-  r.expect_map(
-      node, "steps",
-      {"name", "method", "path", "url", "headers", "body", "body_file", "expect_status", "think"});
+  refuse_not_built(r, node, {{"capture", " (each step is sent as written)"}});
+  r.expect_map(node, "steps",
+               {"name", "method", "path", "url", "headers", "body", "body_file", "expect_status",
+                "expect_body_contains", "think"});
   step s;
   read_request(r, node, "step", s);
   if (node["expect_status"]) s.expect_status = read_expect_status(r, node["expect_status"]);
+  if (const auto& text = node["expect_body_contains"]) {
+    s.expect_body = r.text(text, "expect_body_contains");
+    if (s.expect_body.empty()) r.fail(text, "expect_body_contains", "the text is empty");
+  }
   if (node["think"]) {
     const std::string text = r.text(node["think"], "think");
     const auto t = parse_think(text);

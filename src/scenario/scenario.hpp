@@ -34,6 +34,7 @@ struct step {
   std::vector<std::string> headers;  // "Name: value"
   std::string body;
   std::vector<int> expect_status;  // pairs of (low, high) inclusive ranges; empty: the run's
+  std::string expect_body;         // expect_body_contains: text the body must hold; empty: none
   think_time think;      // after this step (0 by default)
   int line = 0;
 };

@@ -77,6 +77,10 @@ def _check_sums(report):
     if socket_sum != outcomes["socket_error"]:
         problems.append(f"report.socket_errors: the reasons add up to {socket_sum}, but "
                         f"outcomes.socket_error is {outcomes['socket_error']} ({report['socket_errors']})")
+    http_errors = report.get("http_errors")
+    if http_errors is not None and sum(http_errors.values()) != outcomes["http_error"]:
+        problems.append(f"report.http_errors: the reasons add up to {sum(http_errors.values())}, but "
+                        f"outcomes.http_error is {outcomes['http_error']} ({http_errors})")
     planned = report["schedule"]["planned"]
     outcome_sum = sum(outcomes.values())
     if planned != outcome_sum:

@@ -218,6 +218,43 @@ def test_documented_example(binary):
         shutil.rmtree(work, ignore_errors=True)
 
 
+BODY_SCENARIO = """\
+target: http://127.0.0.1:{port}
+phases:
+  - {{duration: 1s, arrival_rate: 20}}
+on_error: continue
+graceful_stop: 5s
+scenarios:
+  - name: s
+    steps:
+      - {{name: good, path: /, expect_body_contains: "ok"}}
+      - {{name: bad, path: /, expect_body_contains: "not in the body"}}
+"""
+
+
+def test_body_checks(binary):
+    """expect_body_contains: punctual serve's body is 'ok\\n', so every 'good' step is ok and
+    every 'bad' one an http_error counted as a body failure, its status 200 notwithstanding."""
+    work = tempfile.mkdtemp(prefix="punctual-hybrid-body-")
+    try:
+        with harness.punctual_serve(binary) as serve:
+            path = os.path.join(work, "body.yaml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(BODY_SCENARIO.format(port=serve.port))
+            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path, "-c4"]))
+            check_denominators_generic(report)
+            good, bad = report["by_name"]["s.good"], report["by_name"]["s.bad"]
+            check(good["planned"] >= 15, f"planned steps: {good['planned']}")
+            check_eq(good["outcomes"]["ok"], good["planned"], "s.good ok")
+            check_eq(bad["outcomes"]["http_error"], bad["planned"], "s.bad http_error")
+            check_eq(report["http_errors"], {"status": 0, "body": bad["planned"]}, "http_errors")
+            check_eq(report["status_counts"], {"200": good["planned"] + bad["planned"]}, "status_counts")
+            check_eq(report["sessions"]["s"]["outcomes"]["http_error"], report["sessions"]["s"]["planned"],
+                     "sessions failed at their bad step")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def check_denominators_generic(report):
     harness.assert_denominator(report)
     for name, s in report["sessions"].items():
@@ -231,6 +268,7 @@ def main():
     checks.run("truth, one thread", test_truth, binary, 1, summary)
     checks.run("truth, two threads", test_truth, binary, 2, summary)
     checks.run("the documented example", test_documented_example, binary)
+    checks.run("expect_body_contains", test_body_checks, binary)
     checks.finish()
 
 

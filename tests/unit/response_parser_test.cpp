@@ -379,3 +379,24 @@ TEST(response_parser, every_error_has_text) {
 }
 
 }  // namespace
+
+// A needle is looked for in the body only (not the head, not chunk framing), at any split.
+TEST(response_parser, body_needle_at_every_split) {
+  const punctual::http::body_needle needle("lo wo");
+  const std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "3\r\nhel\r\n4\r\nlo w\r\n4\r\norld\r\n0\r\n\r\n";
+  const std::string framing_only = "HTTP/1.1 200 OK\r\nX-Lo: lo wo\r\nContent-Length: 4\r\n\r\nlo w";
+  for (const auto& [bytes, want] : {std::pair{chunked, true}, std::pair{framing_only, false}}) {
+    for (std::size_t cut = 0; cut <= bytes.size(); ++cut) {
+      response_parser parser;
+      parser.reset(false, &needle);
+      std::size_t used = parser.feed(bytes.data(), cut).consumed;
+      const auto r = parser.feed(bytes.data() + used, bytes.size() - used);
+      ASSERT_EQ(r.status, parse_status::complete) << "cut " << cut;
+      EXPECT_EQ(parser.body_found(), want) << "cut " << cut;
+    }
+  }
+  response_parser plain;
+  plain.reset();
+  EXPECT_TRUE(plain.body_found());  // no needle: nothing to find
+}

@@ -77,6 +77,7 @@ scenarios:
         url: http://127.0.0.1:8080/pay?x=1
         body_file: order.json
         expect_status: [200, 302-303]
+        expect_body_contains: '"paid": true'
         think: exp:2s
   - name: browse_2
     steps:
@@ -124,6 +125,8 @@ scenarios:
   EXPECT_EQ(pay.target, "http://127.0.0.1:8080/pay?x=1");
   EXPECT_EQ(pay.body, R"({"item": 42})");
   EXPECT_EQ(pay.expect_status, (std::vector<int>{200, 200, 302, 303}));
+  EXPECT_EQ(pay.expect_body, R"("paid": true)");
+  EXPECT_EQ(home.expect_body, "");
   EXPECT_EQ(pay.think.shape, think_time::kind::exponential);
   EXPECT_EQ(pay.think.a, 2s);
 
@@ -166,8 +169,8 @@ TEST(scenario_file, refusals_name_file_line_and_key) {
        "s.yaml:4: connection: per_user is not built yet (use pool)"},
       {head + "connection: shared\n" + one_scenario, "s.yaml:4: connection: 'shared' is not pool"},
       {step_with("capture: {id: x}"), "s.yaml:7: capture: capture is not built yet"},
-      {step_with("expect_body_contains: ok"),
-       "s.yaml:7: expect_body_contains: expect_body_contains is not built yet"},
+      {step_with("expect_body_contains: ''"), "s.yaml:7: expect_body_contains: the text is empty"},
+      {step_with("expect_body_contains: [ok]"), "s.yaml:7: expect_body_contains: expected a text value"},
       {step_with("colour: red"), "s.yaml:7: colour: unknown key"},
       {head + "scenarios:\n  - name: a\n    think: 1s\n    steps: [{name: s, path: /}]\n",
        "s.yaml:6: think: unknown key"},
