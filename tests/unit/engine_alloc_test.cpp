@@ -181,6 +181,61 @@ TEST(engine_alloc, tls_request_path_allocates_nothing) {
   EXPECT_EQ(long_run, short_run) << "the worker threads allocated per request over TLS";
 }
 
+// The hybrid model: users arrive at 400/s and each runs two steps (1 ms think between), the
+// second searching its body for a text. Arrivals, the session heap, the keyed draws and the
+// body search allocate nothing per user once the run has started.
+long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds duration, std::uint64_t& planned) {
+  engine::run_config c = test::loopback_get(port);
+  c.threads = 2;
+  c.connections = 8;
+  c.duration = duration;
+  c.model = run::model_kind::hybrid;
+  run::hybrid_config h;
+  h.scenarios.push_back({"s", 1, {{0, {}}, {1, {}}}, 2});
+  h.scenarios[0].steps[0].think.a = std::chrono::milliseconds(1);
+  h.graceful_stop = std::chrono::seconds(2);
+  for (const char* name : {"s.one", "s.two", "s.session"}) {
+    run::named_request r;
+    r.name = name;
+    r.bytes = c.request;
+    r.weight = 0;
+    r.expected_status = c.expected_status;
+    c.mix.push_back(std::move(r));
+  }
+  c.mix[1].expect_body = std::make_shared<const http::body_needle>("ok");
+  c.mix[2].session = true;
+  c.mix[2].bytes.clear();
+  c.hybrid = std::move(h);
+  schedule::plan p;
+  p.rate_per_s = 400;
+  p.duration = duration;
+  p.workers = 2;
+  c.plan = p;
+  engine::load_run run(c);
+  worker_allocations = 0;
+  counting = true;
+  const auto r = run.execute([](std::int64_t, const record::view_set&) {});
+  counting = false;
+  planned = r.measured.counts.planned;
+  EXPECT_EQ(r.measured.counts.outcome_total(), planned);
+  EXPECT_EQ(r.measured.counts.outcomes[record::index(record::outcome::ok)], planned);
+  EXPECT_EQ(r.measured.counts.body_missing, 0u);
+  return worker_allocations.load();
+}
+
+TEST(engine_alloc, hybrid_session_path_allocates_nothing) {
+  main_thread = std::this_thread::get_id();
+  served s;
+  start_server(s);
+  ASSERT_GT(s.port, 0);
+  std::uint64_t short_planned = 0, long_planned = 0;
+  const long short_run = hybrid_allocations_for(s.port, std::chrono::milliseconds(500), short_planned);
+  const long long_run = hybrid_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned);
+  EXPECT_EQ(short_planned, 400u);  // 200 users, two steps each
+  EXPECT_EQ(long_planned, 1200u);
+  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per user or step";
+}
+
 TEST(engine_alloc, the_counter_sees_worker_threads) {
   main_thread = std::this_thread::get_id();
   // The counter must see allocations made off the main thread, or it proves nothing.
