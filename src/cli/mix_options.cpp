@@ -50,8 +50,8 @@ void check_trace_names(const schedule::trace& replay, const run::config& c) {
 
 }  // namespace
 
-run::named_request encode_entry(const run_options& o, const http::url& target,
-                                const std::string& where, const entry_text& e) {
+http::request_spec spec_of_entry(const run_options& o, const http::url& target, const std::string& where,
+                                 const entry_text& e) {
   http::request_spec spec;
   spec.method = e.method;
   spec.host = http::host_header_value(target);
@@ -60,6 +60,12 @@ run::named_request encode_entry(const run_options& o, const http::url& target,
   spec.body = e.body;
   spec.keep_alive = !o.no_keepalive;
   if (const auto err = http::validate_request(spec)) throw usage_error(where + ": headers: " + *err);
+  return spec;
+}
+
+run::named_request encode_entry(const run_options& o, const http::url& target,
+                                const std::string& where, const entry_text& e) {
+  const http::request_spec spec = spec_of_entry(o, target, where, e);
   run::named_request r;
   r.bytes = http::encode_request(spec);
   r.head = e.method == "HEAD";

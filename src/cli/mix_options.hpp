@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/run_options.hpp"
+#include "http/request.hpp"
 #include "http/url.hpp"
 #include "run/config.hpp"
 #include "schedule/trace.hpp"
@@ -28,6 +29,9 @@ struct entry_text {
 // of the same name wins). `where` ("--requests mix.yaml:7") starts its errors.
 run::named_request encode_entry(const run_options& o, const http::url& target,
                                 const std::string& where, const entry_text& e);
+// The same request before encoding, checked.
+http::request_spec spec_of_entry(const run_options& o, const http::url& target, const std::string& where,
+                                 const entry_text& e);
 
 void apply_request_mix(const run_options& o, const http::url& target,
                        const schedule::trace* replay, run::config& c);

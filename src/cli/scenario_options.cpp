@@ -1,8 +1,13 @@
 #include "cli/scenario_options.hpp"
 
+#include <algorithm>
+#include <memory>
+#include <variant>
+
 #include "cli/command.hpp"
 #include "cli/mix_options.hpp"
 #include "http/body_needle.hpp"
+#include "http/request_template.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -55,20 +60,44 @@ std::bitset<600> status_set(const std::vector<int>& ranges) {
 }
 
 // The steps of every scenario as names SCENARIO.STEP, then one SCENARIO.session per scenario.
+// A step that names {{variables}} is rendered per user from a template of its request.
+std::shared_ptr<const http::request_template> step_template(const http::request_spec& spec,
+                                                            const std::string& where,
+                                                            const std::vector<std::string>& variables) {
+  bool marked = http::has_template_mark(spec.path_and_query) || http::has_template_mark(spec.body);
+  for (const auto& header : spec.headers) marked = marked || http::has_template_mark(header);
+  if (!marked) return nullptr;
+  auto t = http::request_template::compile(http::encode_request_head(spec), spec.body,
+                                           http::method_implies_body(spec.method), variables);
+  if (auto* error = std::get_if<std::string>(&t)) throw usage_error(where + ": " + *error);
+  return std::make_shared<const http::request_template>(std::move(std::get<http::request_template>(t)));
+}
+
+std::vector<run::capture_rule> capture_rules(const scenario::step& st, const std::vector<std::string>& variables) {
+  std::vector<run::capture_rule> out;
+  for (const auto& c : st.captures) {
+    const auto at = std::find(variables.begin(), variables.end(), c.name) - variables.begin();
+    out.push_back({static_cast<std::uint16_t>(at), c.from_header, c.key});
+  }
+  return out;
+}
+
 void add_names(const run_options& o, const scenario::scenario_file& f, const http::url& target,
                run::config& c, run::hybrid_config& h) {
   for (const auto& sc : f.scenarios) {
     run::hybrid_scenario hs{sc.name, sc.weight, {}, 0};
     for (const auto& st : sc.steps) {
       const std::string where = "--scenario " + f.file + ":" + std::to_string(st.line);
-      run::named_request r =
-          encode_entry(o, target, where, {st.method, st.target, st.headers, st.body});
+      const entry_text text{st.method, st.target, st.headers, st.body};
+      run::named_request r = encode_entry(o, target, where, text);
       r.name = sc.name + "." + st.name;
       r.weight = 0;  // steps are never drawn: a session sends them in order
       r.expected_status =
           st.expect_status.empty() ? c.expected_status : status_set(st.expect_status);
       if (!st.expect_body.empty()) r.expect_body = std::make_shared<const http::body_needle>(st.expect_body);
-      hs.steps.push_back({static_cast<std::uint16_t>(c.mix.size()), st.think});
+      hs.steps.push_back({static_cast<std::uint16_t>(c.mix.size()), st.think,
+                          step_template(spec_of_entry(o, target, where, text), where, h.variables),
+                          capture_rules(st, h.variables)});
       c.mix.push_back(std::move(r));
     }
     h.scenarios.push_back(std::move(hs));
@@ -126,6 +155,11 @@ void apply_scenario(const run_options& o, const scenario::scenario_file& f, cons
   h.drop_on_overload = f.on_overload == scenario::overload_policy::drop;
   h.continue_on_error = f.on_error == scenario::error_policy::continue_;
   h.graceful_stop = f.graceful_stop;
+  h.variables = f.variables();
+  if (f.csv) {
+    h.csv_rows = std::make_shared<const std::vector<std::vector<std::string>>>(f.csv->table.rows);
+    h.csv_random = f.csv->random;
+  }
   c.mix.clear();
   add_names(o, f, target, c, h);
   c.mix_file = f.file;

@@ -25,6 +25,7 @@ session_driver::session_driver(const run::hybrid_config& hybrid, std::uint64_t s
     : hybrid_(hybrid), seed_(seed), max_users_(max_users), choice_(scenario_weights(hybrid)) {
   const std::size_t room = max_users ? max_users : session_reserve;
   sessions_.reserve(room);
+  values_.reserve(room);
   free_.reserve(room);
   due_.reserve(room);
 }
@@ -93,8 +94,10 @@ std::uint32_t session_driver::start_session(std::uint64_t user, nanoseconds arri
   } else {
     id = static_cast<std::uint32_t>(sessions_.size());
     sessions_.emplace_back();
+    values_.emplace_back();
   }
   sessions_[id] = {user, arrival, scenario, 0, record::outcome::ok, true};
+  fill_values(id);
   ++active_;
   return id;
 }

@@ -9,8 +9,11 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "engine/request_source.hpp"
 #include "record/recorder.hpp"
 #include "run/config.hpp"
 #include "schedule/weighted.hpp"
@@ -52,6 +55,15 @@ class session_driver final : public record::outcome_listener {
   void on_final(const record::request_times& t, record::outcome o,
                 nanoseconds at) noexcept override;
 
+  // Per-user data (session_data.cpp). A step that names variables is rendered with its user's
+  // values into `scratch`, which `request` then points into.
+  void personalize(const record::request_times& t, wire_request& request, std::string& scratch) const;
+  // Whether the step's whole response must be kept for take_response (it captures values).
+  bool wants_response(const record::request_times& t) const noexcept;
+  // Takes the step's captures from its response; false when one found nothing usable (the step
+  // is then an http_error, reason capture).
+  bool take_response(const record::request_times& t, std::string_view response);
+
  private:
   struct session {
     std::uint64_t user = 0;
@@ -77,6 +89,8 @@ class session_driver final : public record::outcome_listener {
   void end(std::uint32_t id, std::uint16_t first_unsent, record::outcome o,
            nanoseconds at) noexcept;
   void schedule_next(std::uint32_t id, nanoseconds completed) noexcept;
+  const run::hybrid_step& step_of(const record::request_times& t) const noexcept;
+  void fill_values(std::uint32_t id);
 
   const run::hybrid_config& hybrid_;
   std::uint64_t seed_;
@@ -89,6 +103,10 @@ class session_driver final : public record::outcome_listener {
   std::uint32_t active_ = 0;
   std::vector<due_step> due_;                  // a min-heap on `due`
   std::deque<record::request_times> waiting_;  // arrivals waiting for a user slot, in order
+  // Per session slot: its user's variables (hybrid_config::variables). Kept apart from
+  // `sessions_` so a reused slot keeps its strings' room.
+  std::vector<std::vector<std::string>> values_;
+  std::string body_;  // scratch for a response body being captured from
 };
 
 }  // namespace punctual::engine

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "engine/request_source.hpp"
 #include "record/recorder.hpp"
@@ -17,6 +18,11 @@ struct slot {
   record::request_times times;
   wire_request request;      // its bytes
   std::size_t written = 0;   // how many of them are written
+  // A hybrid user's step: the request rendered with the user's values, and the response kept
+  // whole for its captures. Both keep their room from one request to the next.
+  std::string rendered;
+  std::string response;
+  bool keeps_response = false;
 };
 
 }  // namespace punctual::engine

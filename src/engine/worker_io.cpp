@@ -199,10 +199,16 @@ void worker::send_request(slot& s, nanoseconds now) {
   c.state = conn_state::busy;
   s.written = 0;
   s.request = requests_.request(s.times.name);
+  s.keeps_response = false;
+  if (sessions_) {  // a hybrid user's step: its own values in, its captures out
+    sessions_->personalize(s.times, s.request, s.rendered);
+    s.keeps_response = sessions_->wants_response(s.times);
+  }
   // The actual send is the moment just before the first write, not when this batch began.
   now = net::mono_now();
   s.times.sent = now;
-  c.codec->begin(c.first_slot, s.request.head, s.request.expect_body);
+  c.codec->begin(c.first_slot, s.request.head, s.request.expect_body,
+                 s.keeps_response ? &s.response : nullptr);
   recorder_->on_sent(s.times, s.request.bytes.size());
   continue_write(s, now);
 }
@@ -330,8 +336,13 @@ void worker::settle_response(slot& s, const http::response_end& response, nanose
   const bool expected = status >= 0 && status < 600 && statuses.test(status);
   const auto cause = retry_cause_of(status);
   if (!cause || !retry(s.times, *cause, done, true)) {
-    const bool body_missing = expected && !response.body_found;
-    recorder_->on_response(s.times, done, status, expected && !body_missing, body_missing);
+    auto failed = record::response_check::none;
+    if (expected && !response.body_found) {
+      failed = record::response_check::body;
+    } else if (expected && s.keeps_response && !sessions_->take_response(s.times, s.response)) {
+      failed = record::response_check::capture;
+    }
+    recorder_->on_response(s.times, done, status, expected && failed == record::response_check::none, failed);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "http/response_parser.hpp"
 
@@ -36,8 +37,11 @@ class codec {
   virtual ~codec() = default;
 
   // The request in `slot` is on its way: expect its response. HEAD responses have no body. A
-  // needle (it outlives the response) is searched for in the body.
-  virtual void begin(std::uint32_t slot, bool head_request, const body_needle* needle) noexcept = 0;
+  // needle (it outlives the response) is searched for in the body. `keep`, when given, receives
+  // the response's bytes (up to max_kept_response; a longer one is cut there).
+  virtual void begin(std::uint32_t slot, bool head_request, const body_needle* needle,
+                     std::string* keep) noexcept = 0;
+  static constexpr std::size_t max_kept_response = 1 << 20;
   // Feeds response bytes; returns how many belonged to responses begun. Bytes beyond them
   // (HTTP/1.1: after the one response expected) are left: the connection is out of step.
   virtual std::size_t feed(const char* data, std::size_t size, codec_sink& sink) = 0;

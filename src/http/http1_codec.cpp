@@ -1,4 +1,6 @@
 // HTTP/1.1 as a codec: one response at a time per connection, framed by the response parser.
+#include <algorithm>
+
 #include "http/codec.hpp"
 
 namespace punctual::http {
@@ -6,13 +8,19 @@ namespace {
 
 class http1_codec final : public codec {
  public:
-  void begin(std::uint32_t slot, bool head_request, const body_needle* needle) noexcept override {
+  void begin(std::uint32_t slot, bool head_request, const body_needle* needle,
+             std::string* keep) noexcept override {
     slot_ = slot;
     parser_.reset(head_request, needle);
+    keep_ = keep;
+    if (keep_) keep_->clear();
   }
 
   std::size_t feed(const char* data, std::size_t size, codec_sink& sink) override {
     const auto r = parser_.feed(data, size);
+    if (keep_ && keep_->size() < max_kept_response) {
+      keep_->append(data, std::min(r.consumed, max_kept_response - keep_->size()));
+    }
     if (r.status == parse_status::error) {
       sink.on_protocol_error(parser_.error());
     } else if (r.status == parse_status::complete) {
@@ -40,6 +48,7 @@ class http1_codec final : public codec {
 
   response_parser parser_;
   std::uint32_t slot_ = 0;
+  std::string* keep_ = nullptr;
 };
 
 }  // namespace

@@ -20,15 +20,15 @@ bool has_header(const request_spec& spec, std::string_view name) {
                      [name](const std::string& h) { return iequals(header_name(h), name); });
 }
 
-bool method_implies_body(std::string_view method) {
-  return method == "POST" || method == "PUT" || method == "PATCH";
-}
-
 void append_header(std::string& out, std::string_view name, std::string_view value) {
   out.append(name).append(": ").append(value).append("\r\n");
 }
 
 }  // namespace
+
+bool method_implies_body(std::string_view method) noexcept {
+  return method == "POST" || method == "PUT" || method == "PATCH";
+}
 
 std::string_view header_name(std::string_view header) noexcept {
   const auto colon = header.find(':');
@@ -80,9 +80,9 @@ std::optional<std::string> validate_request(const request_spec& spec) {
   return std::nullopt;
 }
 
-std::string encode_request(const request_spec& spec) {
+std::string encode_request_head(const request_spec& spec) {
   std::string out;
-  out.reserve(128 + spec.path_and_query.size() + spec.body.size() + 64 * spec.headers.size());
+  out.reserve(128 + spec.path_and_query.size() + 64 * spec.headers.size());
   out.append(spec.method).append(" ").append(spec.path_and_query).append(" HTTP/1.1\r\n");
   // Host first, as servers and proxies expect.
   bool host_written = false;
@@ -102,10 +102,16 @@ std::string encode_request(const request_spec& spec) {
     const auto colon = header.find(':');
     append_header(out, name, trim(std::string_view{header}.substr(colon + 1)));
   }
+  if (!spec.keep_alive && !has_header(spec, "Connection")) append_header(out, "Connection", "close");
+  return out;
+}
+
+std::string encode_request(const request_spec& spec) {
+  std::string out = encode_request_head(spec);
+  out.reserve(out.size() + 32 + spec.body.size());
   if (!spec.body.empty() || method_implies_body(spec.method)) {
     append_header(out, "Content-Length", std::to_string(spec.body.size()));
   }
-  if (!spec.keep_alive && !has_header(spec, "Connection")) append_header(out, "Connection", "close");
   out.append("\r\n").append(spec.body);
   return out;
 }

@@ -23,6 +23,11 @@ struct request_spec {
 // one; Content-Length comes from the body (and is 0 for an empty POST, PUT or PATCH).
 // Call validate_request first: encode_request assumes a valid spec.
 std::string encode_request(const request_spec& spec);
+// What encode_request writes before Content-Length and the blank line: the head a per-user
+// template (http/request_template.hpp) renders before the body it sizes.
+std::string encode_request_head(const request_spec& spec);
+// POST, PUT and PATCH carry a Content-Length even with an empty body.
+bool method_implies_body(std::string_view method) noexcept;
 
 // A -H value: "Name: value", token characters in the name, no CR, LF or other control bytes
 // in the value. Returns one line naming the value and what was expected, or nothing if valid.

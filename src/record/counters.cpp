@@ -27,6 +27,7 @@ void counters::add(const counters& other) noexcept {
   add_all(status, other.status);
   censored += other.censored;
   body_missing += other.body_missing;
+  capture_missing += other.capture_missing;
   sent_in_window += other.sent_in_window;
   completed_in_window += other.completed_in_window;
   bytes_sent += other.bytes_sent;

@@ -147,10 +147,11 @@ void recorder::on_received_bytes(nanoseconds intended, std::size_t bytes) noexce
 }
 
 void recorder::on_response(const request_times& t, nanoseconds done, int status, bool expected,
-                           bool body_missing) noexcept {
+                           response_check failed) noexcept {
   counters& c = counts_of(t.accounted_at());
   if (status >= 0 && status < static_cast<int>(c.status.size())) c.status[status]++;
-  if (body_missing) c.body_missing++;
+  if (failed == response_check::body) c.body_missing++;
+  if (failed == response_check::capture) c.capture_missing++;
   if (in_window(done)) c.completed_in_window++;
   record_response_time(t, done, done - t.intended, expected);
   record_service(t, done);

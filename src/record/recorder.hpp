@@ -24,6 +24,9 @@ using nanoseconds = std::chrono::nanoseconds;
 
 // The life of one attempt of a logical request, on CLOCK_MONOTONIC. Zero means "has not
 // happened". Response time runs from `intended`, the first attempt's intended time.
+// Why a response with an expected status still failed: a scenario step's checks.
+enum class response_check : std::uint8_t { none, body, capture };
+
 struct request_times {
   nanoseconds intended{};
   nanoseconds due{};         // when this attempt was due; zero: the first attempt, at `intended`
@@ -104,10 +107,10 @@ class recorder {
     counts_of(t.intended).attempts.past_deadline++;
   }
   // Final outcomes; each planned request reaches exactly one of these (or on_dropped).
-  // body_missing: the status was expected, but the body lacked the text it had to contain
-  // (then `expected` is false: an http_error, counted apart).
+  // `failed`: the status was expected, but the response failed a step's check (then `expected`
+  // is false: an http_error, its reason counted apart).
   void on_response(const request_times& t, nanoseconds done, int status, bool expected,
-                   bool body_missing = false) noexcept;
+                   response_check failed = response_check::none) noexcept;
   void on_socket_error(const request_times& t, nanoseconds failed_at, socket_reason why) noexcept;
   void on_timeout(const request_times& t, nanoseconds timeout) noexcept;
   void on_unfinished(const request_times& t, nanoseconds interrupted_at) noexcept;

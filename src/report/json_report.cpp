@@ -236,7 +236,9 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
   if (config.hybrid) {
     doc["sessions"] = sessions_json(config, r);
     const auto http_errors = c.outcomes[record::index(record::outcome::http_error)];
-    doc["http_errors"] = {{"status", http_errors - c.body_missing}, {"body", c.body_missing}};
+    doc["http_errors"] = {{"status", http_errors - c.body_missing - c.capture_missing},
+                          {"body", c.body_missing},
+                          {"capture", c.capture_missing}};
   }
   out << doc.dump(2) << '\n';
 }

@@ -100,6 +100,10 @@ void write_outcomes(std::ostream& out, const run::result& r) {
     fmt::print(out, "  of the http_errors, {} had an expected status but a body without their step's "
                "expect_body_contains text\n", c.body_missing);
   }
+  if (c.capture_missing > 0) {
+    fmt::print(out, "  of the http_errors, {} had an expected status but a capture found nothing usable\n",
+               c.capture_missing);
+  }
   fmt::print(out, "rates: planned {:.1f}/s, sent {:.1f}/s, completed {:.1f}/s\n",
              per_second(c.planned, r.window), per_second(c.sent_in_window, r.window),
              per_second(c.completed_in_window, r.window));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "http/body_needle.hpp"
+#include "http/request_template.hpp"
 #include "net/socket.hpp"
 #include "net/tls.hpp"
 #include "record/outcome.hpp"
@@ -62,9 +63,19 @@ struct named_request {
 // The hybrid model (--scenario, docs/scenario.md). Users arrive by the config's plan; user i
 // draws a scenario by weight, keyed by (seed, scenario, i), and runs its steps in order, each
 // intended at the previous one's completion plus its think time.
+// A value a step takes from its response into one of the user's variables.
+struct capture_rule {
+  std::uint16_t variable = 0;  // an index into hybrid_config::variables
+  bool from_header = false;
+  std::string key;             // the header's name, or a JSON Pointer into the body
+};
+
 struct hybrid_step {
   std::uint16_t name = 0;  // its SCENARIO.STEP entry in config::mix
   schedule::think_time think;
+  // Set when the step names variables ({{name}}): rendered per user instead of mix[name].bytes.
+  std::shared_ptr<const http::request_template> request;
+  std::vector<capture_rule> captures;
 };
 
 struct hybrid_scenario {
@@ -81,6 +92,11 @@ struct hybrid_config {
   bool drop_on_overload = false;   // false: an arrival waits for a user slot
   bool continue_on_error = false;  // false: a failed step ends its session
   nanoseconds graceful_stop{std::chrono::seconds(30)};
+  // Per-user variables: the csv columns first (in their order), then the captures' names.
+  std::vector<std::string> variables;
+  // The csv feeder's rows (values of the first variables), shared by every worker; none: empty.
+  std::shared_ptr<const std::vector<std::vector<std::string>>> csv_rows;
+  bool csv_random = false;  // user i takes row i mod rows, or a row drawn by (seed, csv, i)
 };
 
 struct config {

@@ -8,19 +8,6 @@
 namespace punctual::scenario {
 namespace {
 
-std::string read_body_file(const yaml_reader& r, const YAML::Node& at, const std::string& name) {
-  const std::string& file = r.file();
-  const auto slash = file.rfind('/');
-  const std::string path =
-      name.starts_with('/') || slash == std::string::npos ? name : file.substr(0, slash + 1) + name;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) r.fail(at, "body_file", "cannot read '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (s.str().size() > max_file_bytes) r.fail(at, "body_file", "'" + path + "' is over 1 MiB");
-  return s.str();
-}
-
 std::vector<std::string> read_headers(const yaml_reader& r, const YAML::Node& node) {
   if (!node.IsMap()) r.fail(node, "headers", "expected a mapping of header names to values");
   std::vector<std::string> out;
@@ -33,6 +20,20 @@ std::vector<std::string> read_headers(const yaml_reader& r, const YAML::Node& no
 }
 
 }  // namespace
+
+std::string read_side_file(const yaml_reader& r, const YAML::Node& at, std::string_view key,
+                           const std::string& name) {
+  const std::string& file = r.file();
+  const auto slash = file.rfind('/');
+  const std::string path =
+      name.starts_with('/') || slash == std::string::npos ? name : file.substr(0, slash + 1) + name;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) r.fail(at, key, "cannot read '" + path + "'");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (s.str().size() > max_file_bytes) r.fail(at, key, "'" + path + "' is over 1 MiB");
+  return s.str();
+}
 
 std::string read_name(const yaml_reader& r, const YAML::Node& node, std::string_view noun) {
   if (!node["name"]) r.fail(node, "name", "every " + std::string(noun) + " needs a name");
@@ -65,7 +66,7 @@ request_fields read_request_fields(const yaml_reader& r, const YAML::Node& node,
   if (node["body"] && node["body_file"]) r.fail(node, "body", "give body or body_file, not both");
   if (node["body"]) f.body = r.text(node["body"], "body");
   if (node["body_file"]) {
-    f.body = read_body_file(r, node["body_file"], r.text(node["body_file"], "body_file"));
+    f.body = read_side_file(r, node["body_file"], "body_file", r.text(node["body_file"], "body_file"));
   }
   return f;
 }

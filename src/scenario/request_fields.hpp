@@ -18,6 +18,11 @@ struct request_fields {
   std::string body;
 };
 
+// A file a YAML file names (a body_file, a csv file), relative to the YAML file's folder, at
+// most 1 MiB; errors name `key` at node `at`.
+std::string read_side_file(const yaml_reader& r, const YAML::Node& at, std::string_view key,
+                           const std::string& name);
+
 // The node's `name`: required, valid_name, not the reserved "session". `noun` says what lacks
 // one ("every step needs a name").
 std::string read_name(const yaml_reader& r, const YAML::Node& node, std::string_view noun);

@@ -1,10 +1,13 @@
 #include "scenario/scenario.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
 
+#include "http/json_pointer.hpp"
+#include "http/text.hpp"
 #include "scenario/request_fields.hpp"
 #include "scenario/request_mix.hpp"
 #include "schedule/plan.hpp"
@@ -148,14 +151,43 @@ std::vector<int> read_expect_status(const yaml_reader& r, const YAML::Node& node
   return out;
 }
 
+// capture: {NAME: {header: NAME} | {json: POINTER}, ...}
+std::vector<capture_def> read_captures(const yaml_reader& r, const YAML::Node& node) {
+  if (!node.IsMap() || node.size() == 0) {
+    r.fail(node, "capture", "expected a mapping of names to {header: NAME} or {json: /pointer}");
+  }
+  std::vector<capture_def> out;
+  for (const auto& kv : node) {
+    capture_def c;
+    c.line = yaml_reader::line_of(kv.first);
+    c.name = r.text(kv.first, "capture");
+    if (!valid_name(c.name)) r.fail(kv.first, "capture", "'" + c.name + "' is not a name ([A-Za-z0-9_-]+)");
+    const YAML::Node& how = kv.second;
+    r.expect_map(how, "capture", {"header", "json"});
+    if (how["header"].IsDefined() == how["json"].IsDefined()) {
+      r.fail(how, "capture", c.name + ": give header or json, one of them");
+    }
+    c.from_header = how["header"].IsDefined();
+    c.key = r.text(c.from_header ? how["header"] : how["json"], c.from_header ? "header" : "json");
+    if (c.from_header && (c.key.empty() || !std::all_of(c.key.begin(), c.key.end(), http::is_token_char))) {
+      r.fail(how["header"], "header", "'" + c.key + "' is not a header name");
+    }
+    if (!c.from_header && !http::valid_json_pointer(c.key)) {
+      r.fail(how["json"], "json", "'" + c.key + "' is not a JSON Pointer (\"\", or /a/0/b with ~0 and ~1)");
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 step read_step(const yaml_reader& r, const YAML::Node& node) {
-  refuse_not_built(r, node, {{"capture", " (each step is sent as written)"}});
   r.expect_map(node, "steps",
                {"name", "method", "path", "url", "headers", "body", "body_file", "expect_status",
-                "expect_body_contains", "think"});
+                "expect_body_contains", "capture", "think"});
   step s;
   read_request(r, node, "step", s);
   if (node["expect_status"]) s.expect_status = read_expect_status(r, node["expect_status"]);
+  if (node["capture"]) s.captures = read_captures(r, node["capture"]);
   if (const auto& text = node["expect_body_contains"]) {
     s.expect_body = r.text(text, "expect_body_contains");
     if (s.expect_body.empty()) r.fail(text, "expect_body_contains", "the text is empty");
@@ -295,6 +327,22 @@ std::string describe(const think_time& t) {
   return text(t.a);
 }
 
+std::vector<std::string> scenario_file::variables() const {
+  std::vector<std::string> out;
+  const auto add = [&](const std::string& name) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  if (csv) {
+    for (const auto& c : csv->table.columns) add(c);
+  }
+  for (const auto& sc : scenarios) {
+    for (const auto& st : sc.steps) {
+      for (const auto& c : st.captures) add(c.name);
+    }
+  }
+  return out;
+}
+
 std::size_t scenario_file::step_count() const noexcept {
   std::size_t n = 0;
   for (const auto& s : scenarios) n += s.steps.size();
@@ -303,13 +351,26 @@ std::size_t scenario_file::step_count() const noexcept {
 
 namespace {
 
+// csv: {file: FILE, order: sequential | random}
+csv_feeder read_csv(const yaml_reader& r, const YAML::Node& node) {
+  r.expect_map(node, "csv", {"file", "order"});
+  if (!node["file"]) r.fail(node, "csv", "missing: file, the CSV file of rows");
+  csv_feeder f;
+  f.file = r.text(node["file"], "file");
+  if (node["order"]) f.random = read_choice(r, node["order"], "order", {"sequential", "random"}) == 1;
+  const std::string text = read_side_file(r, node["file"], "file", f.file);
+  csv_error error;
+  auto table = parse_csv(text, error);
+  if (!table) r.fail(node["file"], "file", f.file + ":" + std::to_string(error.line) + ": " + error.what);
+  f.table = std::move(*table);
+  return f;
+}
+
 scenario_file read_file(const yaml_reader& r, const YAML::Node& root) {
-  refuse_not_built(r, root,
-                   {{"cookies", " (set a Cookie header on the steps that need one)"},
-                    {"csv", " (each step is sent as written)"}});
+  refuse_not_built(r, root, {{"cookies", " (set a Cookie header on the steps that need one)"}});
   r.expect_map(root, "file",
                {"target", "phases", "arrival", "seed", "max_users", "on_overload", "on_error",
-                "graceful_stop", "connection", "scenarios"});
+                "graceful_stop", "connection", "csv", "scenarios"});
   scenario_file f;
   f.file = r.file();
   if (!root["target"]) r.fail(root, "target", "missing: the base URL, e.g. http://127.0.0.1:8080");
@@ -320,6 +381,7 @@ scenario_file read_file(const yaml_reader& r, const YAML::Node& root) {
   read_options(r, root, f);
   if (!root["scenarios"]) r.fail(root, "scenarios", "missing: the list of scenarios");
   f.scenarios = read_scenarios(r, root["scenarios"]);
+  if (root["csv"]) f.csv = read_csv(r, root["csv"]);
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scenario/csv.hpp"
 #include "scenario/load_error.hpp"
 #include "schedule/think.hpp"
 
@@ -27,6 +28,15 @@ std::optional<think_time> parse_think(std::string_view text);
 // "2s", "uniform:1s..3s", "exp:2s".
 std::string describe(const think_time& t);
 
+// A value a step takes from its response into a {{name}} for the user's later steps: a header's
+// value, or a JSON body's value at a JSON Pointer.
+struct capture_def {
+  std::string name;     // [A-Za-z0-9_-]+
+  bool from_header = false;
+  std::string key;      // the header's name, or the JSON Pointer ("" is the whole body)
+  int line = 0;
+};
+
 struct step {
   std::string name;      // [A-Za-z0-9_-]+, unique within its scenario
   std::string method = "GET";
@@ -35,6 +45,7 @@ struct step {
   std::string body;
   std::vector<int> expect_status;  // pairs of (low, high) inclusive ranges; empty: the run's
   std::string expect_body;         // expect_body_contains: text the body must hold; empty: none
+  std::vector<capture_def> captures;
   think_time think;      // after this step (0 by default)
   int line = 0;
 };
@@ -58,6 +69,14 @@ enum class overload_policy : std::uint8_t { queue, drop };
 enum class error_policy : std::uint8_t { abort, continue_ };
 enum class connection_policy : std::uint8_t { pool, per_user };
 
+// csv: rows of values for users; user i takes row i mod rows (sequential) or a row drawn by
+// (seed, csv, i) (random). Its columns are {{name}} variables.
+struct csv_feeder {
+  std::string file;
+  csv_table table;
+  bool random = false;
+};
+
 struct scenario_file {
   std::string file;
   std::string target;  // the base URL
@@ -70,14 +89,17 @@ struct scenario_file {
   nanoseconds graceful_stop{std::chrono::seconds(30)};
   connection_policy connection = connection_policy::pool;
   std::vector<scenario_def> scenarios;
+  std::optional<csv_feeder> csv;
 
   // Total steps over all scenarios (each step is a name: SCENARIO.STEP).
   std::size_t step_count() const noexcept;
+  // The names a {{name}} may use: the csv columns, then every capture's name, each once.
+  std::vector<std::string> variables() const;
 };
 
 // Parses a scenario file; `file` names it in errors. Throws load_error ("FILE:LINE: KEY: what")
-// for anything it does not accept, including the keys this version does not build yet (capture,
-// cookies, csv, expect_body_contains, connection: per_user), which are named as such.
+// for anything it does not accept, including the keys this version does not build yet (cookies,
+// connection: per_user), which are named as such. A csv feeder's file is read relative to `file`.
 scenario_file parse_scenario(std::string_view text, const std::string& file);
 scenario_file load_scenario(const std::string& file);
 

@@ -58,7 +58,7 @@ class xoshiro256ss {
 
 // What a keyed draw is for. Each purpose has its own stream, so adding a draw of one kind never
 // shifts the draws of another.
-enum class draw_purpose : std::uint64_t { request_mix = 1, scenario = 2, think = 3 };
+enum class draw_purpose : std::uint64_t { request_mix = 1, scenario = 2, think = 3, csv_row = 4 };
 
 // One uniform draw in [0, 1) keyed by (seed, purpose, index), the same in every thread, shard
 // and process: a draw depends on nothing but its key, never on how many draws came before.

@@ -115,6 +115,13 @@ NGINX_LOCATIONS = """\
             keepalive_timeout 0;
             return 200 "hello\\n";
         }}
+        # A login that answers a per-request token, in its JSON body and in a header, both
+        # from $request_id: a scenario's captures must take them from the same response.
+        location = /login {{
+            add_header X-Token "h-$request_id" always;
+            default_type application/json;
+            return 200 '{{"session": {{"token": "t-$request_id"}}}}';
+        }}
         # Any other path (request mixes name several).
         location / {{
             return 200 "any\\n";

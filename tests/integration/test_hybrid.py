@@ -14,6 +14,7 @@ documented example of docs/scenario.md, and refusals.
 Usage: python3 test_hybrid.py PATH_TO_PUNCTUAL
 """
 
+import collections
 import os
 import re
 import shutil
@@ -247,10 +248,76 @@ def test_body_checks(binary):
             check(good["planned"] >= 15, f"planned steps: {good['planned']}")
             check_eq(good["outcomes"]["ok"], good["planned"], "s.good ok")
             check_eq(bad["outcomes"]["http_error"], bad["planned"], "s.bad http_error")
-            check_eq(report["http_errors"], {"status": 0, "body": bad["planned"]}, "http_errors")
+            check_eq(report["http_errors"], {"status": 0, "body": bad["planned"], "capture": 0}, "http_errors")
             check_eq(report["status_counts"], {"200": good["planned"] + bad["planned"]}, "status_counts")
             check_eq(report["sessions"]["s"]["outcomes"]["http_error"], report["sessions"]["s"]["planned"],
                      "sessions failed at their bad step")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+CAPTURE_SCENARIO = """\
+target: {url}
+phases:
+  - {{duration: 1s, arrival_rate: 30}}
+csv: {{file: users.csv}}
+scenarios:
+  - name: shop
+    steps:
+      - name: login
+        method: POST
+        path: /login?u={{{{user}}}}
+        body: '{{"user": "{{{{user}}}}", "password": "{{{{password}}}}"}}'
+        capture:
+          token: {{json: /session/token}}
+          htoken: {{header: X-Token}}
+      - name: orders
+        path: /orders?u={{{{user}}}}&t={{{{token}}}}&h={{{{htoken}}}}
+  - name: broken
+    steps:
+      - name: login
+        path: /login?u={{{{user}}}}
+        capture: {{missing: {{header: X-Missing}}}}
+      - name: after
+        path: /after?m={{{{missing}}}}
+"""
+USERS = ["ann", "bob", "cy"]
+
+
+def test_csv_and_captures(binary):
+    """csv rows reach the requests (user i takes row i mod 3), captured tokens from a JSON body
+    and a header reach the next step, both from one response, and a capture that finds nothing
+    fails its step (http_errors.capture) and, under on_error abort, skips the rest."""
+    work = tempfile.mkdtemp(prefix="punctual-hybrid-capture-")
+    try:
+        with open(os.path.join(work, "users.csv"), "w", encoding="utf-8") as f:
+            f.write("user,password\n" + "".join(f"{u},pw-{u}\n" for u in USERS))
+        with harness.nginx_server(access_log=True) as nginx:
+            path = os.path.join(work, "capture.yaml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(CAPTURE_SCENARIO.format(url=nginx.url("")))
+            before = len(nginx.access_log())
+            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path, "-c4"]))
+            logged = nginx.access_log()[before:]
+        check_denominators_generic(report)
+        sessions = sum(s["planned"] for s in report["sessions"].values())
+        check_eq(sessions, 30, "sessions planned")
+        logins = collections.Counter(line.split("?u=")[1] for line in logged if "/login?u=" in line)
+        check_eq(dict(logins), {u: len(range(i, sessions, 3)) for i, u in enumerate(USERS)},
+                 "logins per csv row (user i takes row i mod 3)")
+        orders = [line for line in logged if line.startswith("GET /orders?")]
+        shop = report["by_name"]
+        check_eq(len(orders), shop["shop.orders"]["planned"], "orders requests nginx saw")
+        check_eq(shop["shop.orders"]["outcomes"]["ok"], shop["shop.orders"]["planned"], "shop.orders ok")
+        for line in orders:
+            m = re.fullmatch(r"GET /orders\?u=(\w+)&t=t-([0-9a-f]{32})&h=h-([0-9a-f]{32})", line)
+            check(m is not None and m.group(1) in USERS and m.group(2) == m.group(3),
+                  f"an orders request without its user's tokens from one login response: {line!r}")
+        broken = shop["broken.login"]
+        check_eq(broken["outcomes"]["http_error"], broken["planned"], "broken.login http_error")
+        check_eq(shop["broken.after"]["outcomes"]["skipped"], broken["planned"], "broken.after skipped")
+        check_eq(report["http_errors"], {"status": 0, "body": 0, "capture": broken["planned"]}, "http_errors")
+        check(not any("/after" in line for line in logged), "a step after a failed capture was sent")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -269,6 +336,7 @@ def main():
     checks.run("truth, two threads", test_truth, binary, 2, summary)
     checks.run("the documented example", test_documented_example, binary)
     checks.run("expect_body_contains", test_body_checks, binary)
+    checks.run("csv rows and captures reach the requests", test_csv_and_captures, binary)
     checks.finish()
 
 

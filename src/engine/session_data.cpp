@@ -1,0 +1,79 @@
+// A hybrid user's own data: the csv row it took, the values its steps captured, and the requests
+// rendered from them (docs/scenario.md). Strings live in per-session slots that are reused, so
+// once they have grown to the longest value, a user costs no allocation.
+#include <algorithm>
+
+#include "engine/sessions.hpp"
+#include "http/json_pointer.hpp"
+#include "http/response_fields.hpp"
+#include "schedule/prng.hpp"
+
+namespace punctual::engine {
+namespace {
+
+// A value goes into request lines and headers: bytes that would end or split one are refused.
+bool fits_a_request(std::string_view v) noexcept {
+  return std::none_of(v.begin(), v.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+}  // namespace
+
+const run::hybrid_step& session_driver::step_of(const record::request_times& t) const noexcept {
+  return hybrid_.scenarios[sessions_[t.session - 1].scenario].steps[t.step];
+}
+
+// A new session's variables: its csv row, and no captures yet.
+void session_driver::fill_values(std::uint32_t id) {
+  auto& values = values_[id];
+  values.resize(hybrid_.variables.size());
+  for (auto& v : values) v.clear();
+  const auto* rows = hybrid_.csv_rows.get();
+  if (rows == nullptr || rows->empty()) return;
+  const std::uint64_t user = sessions_[id].user;
+  const std::size_t n = rows->size();
+  const std::size_t row =
+      hybrid_.csv_random
+          ? std::min(n - 1, static_cast<std::size_t>(
+                                schedule::keyed_unit(seed_, schedule::draw_purpose::csv_row, user) *
+                                static_cast<double>(n)))
+          : static_cast<std::size_t>(user % n);
+  const auto& cells = (*rows)[row];
+  for (std::size_t i = 0; i < cells.size() && i < values.size(); ++i) values[i].assign(cells[i]);
+}
+
+void session_driver::personalize(const record::request_times& t, wire_request& request,
+                                 std::string& scratch) const {
+  if (t.session == 0) return;
+  const auto& step = step_of(t);
+  if (!step.request) return;
+  step.request->render(values_[t.session - 1], scratch);
+  request.bytes = scratch;
+}
+
+bool session_driver::wants_response(const record::request_times& t) const noexcept {
+  return t.session != 0 && !step_of(t).captures.empty();
+}
+
+bool session_driver::take_response(const record::request_times& t, std::string_view response) {
+  if (t.session == 0) return true;
+  auto& values = values_[t.session - 1];
+  bool body_read = false;
+  for (const auto& c : step_of(t).captures) {
+    std::string& into = values[c.variable];
+    if (c.from_header) {
+      const auto v = http::response_header(response, c.key);
+      if (!v || !fits_a_request(*v)) return false;
+      into.assign(*v);
+      continue;
+    }
+    if (!body_read && !http::response_body(response, body_)) return false;
+    body_read = true;
+    if (!http::json_pointer_value(body_, c.key, into) || !fits_a_request(into)) return false;
+  }
+  return true;
+}
+
+}  // namespace punctual::engine
