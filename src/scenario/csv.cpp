@@ -126,7 +126,8 @@ std::optional<csv_table> parse_csv(std::string_view text, csv_error& error) {
     return std::nullopt;
   }
   if (table.rows.empty()) {
-    error = {line, "no rows under the column names"};
+    // The line after the header, or the header's own when the text ends on it.
+    error = {text.ends_with('\n') ? line : line - 1, "no rows under the column names"};
     return std::nullopt;
   }
   return table;
