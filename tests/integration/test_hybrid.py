@@ -33,7 +33,7 @@ RATE = 50            # users per second
 SECONDS = 3
 # After each step: uniform think times spread the steps that a stall released together, so that
 # two connections carry them without queueing. Drawn as punctual draws them (keyed_unit below).
-THINK_MS = ((20, 80), (20, 80), (0, 0))
+THINK_MS = ((20, 80), (20, 200), (0, 0))
 SEED = 7
 M64 = (1 << 64) - 1
 THINK_PURPOSE = 3  # schedule::draw_purpose::think
