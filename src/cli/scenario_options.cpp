@@ -8,6 +8,7 @@
 #include "cli/mix_options.hpp"
 #include "http/body_needle.hpp"
 #include "http/request_template.hpp"
+#include "http/text.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -95,9 +96,12 @@ void add_names(const run_options& o, const scenario::scenario_file& f, const htt
       r.expected_status =
           st.expect_status.empty() ? c.expected_status : status_set(st.expect_status);
       if (!st.expect_body.empty()) r.expect_body = std::make_shared<const http::body_needle>(st.expect_body);
-      hs.steps.push_back({static_cast<std::uint16_t>(c.mix.size()), st.think,
-                          step_template(spec_of_entry(o, target, where, text), where, h.variables),
-                          capture_rules(st, h.variables)});
+      const http::request_spec spec = spec_of_entry(o, target, where, text);
+      const bool own_cookie = std::any_of(spec.headers.begin(), spec.headers.end(), [](const std::string& hd) {
+        return http::iequals(http::header_name(hd), "Cookie");
+      });
+      hs.steps.push_back({static_cast<std::uint16_t>(c.mix.size()), st.think, step_template(spec, where, h.variables),
+                          capture_rules(st, h.variables), own_cookie});
       c.mix.push_back(std::move(r));
     }
     h.scenarios.push_back(std::move(hs));
@@ -156,6 +160,7 @@ void apply_scenario(const run_options& o, const scenario::scenario_file& f, cons
   h.continue_on_error = f.on_error == scenario::error_policy::continue_;
   h.graceful_stop = f.graceful_stop;
   h.variables = f.variables();
+  h.cookies = f.cookies;
   if (f.csv) {
     h.csv_rows = std::make_shared<const std::vector<std::vector<std::string>>>(f.csv->table.rows);
     h.csv_random = f.csv->random;

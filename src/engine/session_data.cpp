@@ -25,8 +25,9 @@ const run::hybrid_step& session_driver::step_of(const record::request_times& t) 
   return hybrid_.scenarios[sessions_[t.session - 1].scenario].steps[t.step];
 }
 
-// A new session's variables: its csv row, and no captures yet.
+// A new session's variables: its csv row, no captures and no cookies yet.
 void session_driver::fill_values(std::uint32_t id) {
+  jars_[id].clear();
   auto& values = values_[id];
   values.resize(hybrid_.variables.size());
   for (auto& v : values) v.clear();
@@ -45,20 +46,41 @@ void session_driver::fill_values(std::uint32_t id) {
 }
 
 void session_driver::personalize(const record::request_times& t, wire_request& request,
-                                 std::string& scratch) const {
+                                 std::string& scratch) {
   if (t.session == 0) return;
   const auto& step = step_of(t);
-  if (!step.request) return;
-  step.request->render(values_[t.session - 1], scratch);
+  const http::cookie_jar& jar = jars_[t.session - 1];
+  const bool cookies = hybrid_.cookies && !step.own_cookie && !jar.empty();
+  if (!step.request && !cookies) return;
+  if (step.request) {
+    step.request->render(values_[t.session - 1], scratch);
+  } else {
+    scratch.assign(request.bytes);
+  }
+  if (cookies) {
+    // The Cookie line goes last among the headers: before the blank line that ends the head.
+    const auto end = scratch.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      jar.header_value(cookie_value_);
+      scratch.insert(end + 2, "Cookie: ");
+      scratch.insert(end + 10, cookie_value_);
+      scratch.insert(end + 10 + cookie_value_.size(), "\r\n");
+    }
+  }
   request.bytes = scratch;
 }
 
 bool session_driver::wants_response(const record::request_times& t) const noexcept {
-  return t.session != 0 && !step_of(t).captures.empty();
+  return t.session != 0 && (hybrid_.cookies || !step_of(t).captures.empty());
 }
 
-bool session_driver::take_response(const record::request_times& t, std::string_view response) {
+bool session_driver::take_response(const record::request_times& t, std::string_view response, bool capture) {
   if (t.session == 0) return true;
+  if (hybrid_.cookies) {
+    http::cookie_jar& jar = jars_[t.session - 1];
+    http::for_each_response_header(response, "set-cookie", [&](std::string_view v) { jar.take(v); });
+  }
+  if (!capture) return true;
   auto& values = values_[t.session - 1];
   bool body_read = false;
   for (const auto& c : step_of(t).captures) {

@@ -26,6 +26,7 @@ session_driver::session_driver(const run::hybrid_config& hybrid, std::uint64_t s
   const std::size_t room = max_users ? max_users : session_reserve;
   sessions_.reserve(room);
   values_.reserve(room);
+  jars_.reserve(room);
   free_.reserve(room);
   due_.reserve(room);
 }
@@ -95,6 +96,7 @@ std::uint32_t session_driver::start_session(std::uint64_t user, nanoseconds arri
     id = static_cast<std::uint32_t>(sessions_.size());
     sessions_.emplace_back();
     values_.emplace_back();
+    jars_.emplace_back();
   }
   sessions_[id] = {user, arrival, scenario, 0, record::outcome::ok, true};
   fill_values(id);

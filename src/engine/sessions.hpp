@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/request_source.hpp"
+#include "http/cookie_jar.hpp"
 #include "record/recorder.hpp"
 #include "run/config.hpp"
 #include "schedule/weighted.hpp"
@@ -56,13 +57,14 @@ class session_driver final : public record::outcome_listener {
                 nanoseconds at) noexcept override;
 
   // Per-user data (session_data.cpp). A step that names variables is rendered with its user's
-  // values into `scratch`, which `request` then points into.
-  void personalize(const record::request_times& t, wire_request& request, std::string& scratch) const;
-  // Whether the step's whole response must be kept for take_response (it captures values).
+  // values, and one whose user holds cookies gets their Cookie header, into `scratch`, which
+  // `request` then points into.
+  void personalize(const record::request_times& t, wire_request& request, std::string& scratch);
+  // Whether the step's whole response must be kept for take_response (cookies, captures).
   bool wants_response(const record::request_times& t) const noexcept;
-  // Takes the step's captures from its response; false when one found nothing usable (the step
-  // is then an http_error, reason capture).
-  bool take_response(const record::request_times& t, std::string_view response);
+  // Takes the response's cookies into its user's jar and, with `capture`, the step's captures;
+  // false when a capture found nothing usable (the step is then an http_error, reason capture).
+  bool take_response(const record::request_times& t, std::string_view response, bool capture);
 
  private:
   struct session {
@@ -106,7 +108,9 @@ class session_driver final : public record::outcome_listener {
   // Per session slot: its user's variables (hybrid_config::variables). Kept apart from
   // `sessions_` so a reused slot keeps its strings' room.
   std::vector<std::vector<std::string>> values_;
-  std::string body_;  // scratch for a response body being captured from
+  std::vector<http::cookie_jar> jars_;  // per session slot, when the file keeps cookies
+  std::string body_;          // scratch for a response body being captured from
+  std::string cookie_value_;  // scratch for a Cookie header's value
 };
 
 }  // namespace punctual::engine

@@ -16,6 +16,8 @@ constexpr std::uint64_t wake_token = ~std::uint64_t{0};
 constexpr nanoseconds interrupt_drain{1'000'000'000};
 // Room for this many retries in backoff at once before the heap has to grow.
 constexpr std::size_t retry_reserve = 4096;
+constexpr std::size_t rendered_reserve = 4 * 1024;   // a hybrid step's request, per slot
+constexpr std::size_t response_reserve = 16 * 1024;  // a kept response (cookies, captures), per slot
 
 // std::push_heap/pop_heap keep the greatest on top; this puts the earliest due retry there.
 bool due_later(const record::request_times& a, const record::request_times& b) noexcept {
@@ -73,6 +75,14 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
   for (std::uint32_t i = 0; i < connections_.size(); ++i) {
     for (std::uint32_t k = 0; k < connections_[i].slot_count; ++k) {
       slots_[connections_[i].first_slot + k].connection = i;
+    }
+  }
+  if (sessions_) {
+    // Room for a typical rendered request and kept response, so that a slot's first use does
+    // not allocate during the run (a larger one grows its slot once).
+    for (auto& sl : slots_) {
+      sl.rendered.reserve(rendered_reserve);
+      sl.response.reserve(response_reserve);
     }
   }
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

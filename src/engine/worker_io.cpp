@@ -336,10 +336,14 @@ void worker::settle_response(slot& s, const http::response_end& response, nanose
   const bool expected = status >= 0 && status < 600 && statuses.test(status);
   const auto cause = retry_cause_of(status);
   if (!cause || !retry(s.times, *cause, done, true)) {
+    // Cookies are kept from any final response, as a browser keeps them; captures only from one
+    // that passed its other checks.
+    const bool checks_pass = expected && response.body_found;
+    const bool captured = !s.keeps_response || sessions_->take_response(s.times, s.response, checks_pass);
     auto failed = record::response_check::none;
     if (expected && !response.body_found) {
       failed = record::response_check::body;
-    } else if (expected && s.keeps_response && !sessions_->take_response(s.times, s.response)) {
+    } else if (checks_pass && !captured) {
       failed = record::response_check::capture;
     }
     recorder_->on_response(s.times, done, status, expected && failed == record::response_check::none, failed);

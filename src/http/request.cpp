@@ -9,12 +9,6 @@ namespace punctual::http {
 namespace {
 
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
 bool has_header(const request_spec& spec, std::string_view name) {
   return std::any_of(spec.headers.begin(), spec.headers.end(),
                      [name](const std::string& h) { return iequals(header_name(h), name); });
@@ -32,7 +26,7 @@ bool method_implies_body(std::string_view method) noexcept {
 
 std::string_view header_name(std::string_view header) noexcept {
   const auto colon = header.find(':');
-  return trim(header.substr(0, colon == std::string_view::npos ? header.size() : colon));
+  return trim_ows(header.substr(0, colon == std::string_view::npos ? header.size() : colon));
 }
 
 std::optional<std::string> validate_header(std::string_view header) {
@@ -89,7 +83,7 @@ std::string encode_request_head(const request_spec& spec) {
   for (const auto& header : spec.headers) {
     if (iequals(header_name(header), "Host")) {
       const auto colon = header.find(':');
-      append_header(out, "Host", trim(std::string_view{header}.substr(colon + 1)));
+      append_header(out, "Host", trim_ows(std::string_view{header}.substr(colon + 1)));
       host_written = true;
       break;
     }
@@ -100,7 +94,7 @@ std::string encode_request_head(const request_spec& spec) {
     const std::string_view name = header_name(header);
     if (iequals(name, "Host")) continue;  // written above
     const auto colon = header.find(':');
-    append_header(out, name, trim(std::string_view{header}.substr(colon + 1)));
+    append_header(out, name, trim_ows(std::string_view{header}.substr(colon + 1)));
   }
   if (!spec.keep_alive && !has_header(spec, "Connection")) append_header(out, "Connection", "close");
   return out;

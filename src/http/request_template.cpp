@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <charconv>
 
+#include "http/text.hpp"
+
 namespace punctual::http {
 namespace {
 
 bool is_name_char(char c) noexcept {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-';
-}
-
-std::string_view trim_spaces(std::string_view s) noexcept {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -33,7 +29,7 @@ std::string request_template::split(std::string_view text,
     const auto close = text.find("}}", open + 2);
     if (close == std::string_view::npos)
       return "'" + std::string(text.substr(open, 20)) + "' is not closed by }}";
-    const std::string_view name = trim_spaces(text.substr(open + 2, close - open - 2));
+    const std::string_view name = trim_ows(text.substr(open + 2, close - open - 2));
     if (name.empty() || !std::all_of(name.begin(), name.end(), is_name_char)) {
       return "'{{" + std::string(text.substr(open + 2, close - open - 2)) + "}}' is not {{name}}";
     }

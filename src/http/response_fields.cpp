@@ -1,22 +1,17 @@
 #include "http/response_fields.hpp"
 
+#include "http/text.hpp"
+
 namespace punctual::http {
 namespace {
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 bool chunked(std::string_view response) noexcept {
   bool last_chunked = false;
   for_each_response_header(response, "transfer-encoding", [&](std::string_view v) {
     const auto comma = v.rfind(',');
-    std::string_view last = trim(comma == std::string_view::npos ? v : v.substr(comma + 1));
+    std::string_view last = trim_ows(comma == std::string_view::npos ? v : v.substr(comma + 1));
     last = last.substr(0, last.find(';'));
-    last_chunked = trim(last).size() == 7;
+    last_chunked = trim_ows(last).size() == 7;
     for (std::size_t i = 0; i < 7 && last_chunked; ++i)
       last_chunked = (last[i] | 0x20) == "chunked"[i];
   });
@@ -90,7 +85,9 @@ bool next_header(std::string_view head, std::size_t& at, std::string_view& name,
     const auto colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) continue;
     name = line.substr(0, colon);
-    value = trim(line.substr(colon + 1));
+    std::string_view rest = line.substr(colon + 1);
+    if (rest.ends_with('\r')) rest.remove_suffix(1);
+    value = trim_ows(rest);
     return true;
   }
   return false;

@@ -10,13 +10,6 @@ namespace {
 
 using runs::header_kind;
 
-std::string_view trim_ows(const char* p, std::size_t n) noexcept {
-  std::size_t from = 0;
-  while (from < n && runs::is_space(p[from])) ++from;
-  while (n > from && runs::is_space(p[n - 1])) --n;
-  return {p + from, n - from};
-}
-
 bool crlf_at(const char* p, std::size_t n, std::size_t i) noexcept {
   return i + 2 <= n && p[i] == '\r' && p[i + 1] == '\n';
 }
@@ -84,7 +77,7 @@ std::optional<response_head> read_whole_head(const char* p, std::size_t n,
     const std::size_t value = i + name + 1;
     const std::size_t end = value + runs::field_run(p + value, n - value);
     if (!crlf_at(p, n, end)) return std::nullopt;
-    if (kind != header_kind::other && !take_value(head, kind, trim_ows(p + value, end - value))) {
+    if (kind != header_kind::other && !take_value(head, kind, trim_ows({p + value, end - value}))) {
       return std::nullopt;
     }
     i = end + 2;

@@ -35,6 +35,13 @@ constexpr bool is_token_char(char c) noexcept {
 // would prefer std::quoted whenever <iomanip> happens to be included.
 std::string quoted(std::string_view text);
 
+// Without the optional whitespace (SP and HTAB) around a field value or list element.
+constexpr std::string_view trim_ows(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 // ASCII case-insensitive equality, as header names, schemes and host names compare.
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;

@@ -76,6 +76,7 @@ struct hybrid_step {
   // Set when the step names variables ({{name}}): rendered per user instead of mix[name].bytes.
   std::shared_ptr<const http::request_template> request;
   std::vector<capture_rule> captures;
+  bool own_cookie = false;  // the step sets a Cookie header itself: the jar's is not added
 };
 
 struct hybrid_scenario {
@@ -97,6 +98,7 @@ struct hybrid_config {
   // The csv feeder's rows (values of the first variables), shared by every worker; none: empty.
   std::shared_ptr<const std::vector<std::vector<std::string>>> csv_rows;
   bool csv_random = false;  // user i takes row i mod rows, or a row drawn by (seed, csv, i)
+  bool cookies = true;      // a cookie jar per user (http/cookie_jar.hpp)
 };
 
 struct config {

@@ -19,21 +19,6 @@ namespace {
 constexpr std::string_view duration_hint = "(expected e.g. 30s, 500ms, 2m)";
 constexpr std::string_view think_hint = "(expected e.g. 2s, uniform:1s..3s, exp:2s)";
 
-// Keys a later version will read. Naming them says the file asks for something this version
-// cannot do yet, where "unknown key" would read as a typo.
-void refuse_not_built(const yaml_reader& r, const YAML::Node& node,
-                      std::initializer_list<std::pair<std::string_view, std::string_view>> keys) {
-  if (!node.IsMap()) return;
-  for (const auto& kv : node) {
-    if (!kv.first.IsScalar()) continue;
-    for (const auto& [key, hint] : keys) {
-      if (kv.first.Scalar() == key) {
-        r.fail(kv.first, key, std::string(key) + " is not built yet" + std::string(hint));
-      }
-    }
-  }
-}
-
 std::chrono::nanoseconds read_duration(const yaml_reader& r, const YAML::Node& node,
                                        std::string_view key) {
   const std::string s = r.text(node, key);
@@ -367,10 +352,9 @@ csv_feeder read_csv(const yaml_reader& r, const YAML::Node& node) {
 }
 
 scenario_file read_file(const yaml_reader& r, const YAML::Node& root) {
-  refuse_not_built(r, root, {{"cookies", " (set a Cookie header on the steps that need one)"}});
   r.expect_map(root, "file",
                {"target", "phases", "arrival", "seed", "max_users", "on_overload", "on_error",
-                "graceful_stop", "connection", "csv", "scenarios"});
+                "graceful_stop", "connection", "csv", "cookies", "scenarios"});
   scenario_file f;
   f.file = r.file();
   if (!root["target"]) r.fail(root, "target", "missing: the base URL, e.g. http://127.0.0.1:8080");
@@ -382,6 +366,7 @@ scenario_file read_file(const yaml_reader& r, const YAML::Node& root) {
   if (!root["scenarios"]) r.fail(root, "scenarios", "missing: the list of scenarios");
   f.scenarios = read_scenarios(r, root["scenarios"]);
   if (root["csv"]) f.csv = read_csv(r, root["csv"]);
+  if (root["cookies"]) f.cookies = r.boolean(root["cookies"], "cookies");
   return f;
 }
 

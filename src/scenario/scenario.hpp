@@ -90,6 +90,7 @@ struct scenario_file {
   connection_policy connection = connection_policy::pool;
   std::vector<scenario_def> scenarios;
   std::optional<csv_feeder> csv;
+  bool cookies = true;  // a cookie jar per user
 
   // Total steps over all scenarios (each step is a name: SCENARIO.STEP).
   std::size_t step_count() const noexcept;
@@ -98,8 +99,8 @@ struct scenario_file {
 };
 
 // Parses a scenario file; `file` names it in errors. Throws load_error ("FILE:LINE: KEY: what")
-// for anything it does not accept, including the keys this version does not build yet (cookies,
-// connection: per_user), which are named as such. A csv feeder's file is read relative to `file`.
+// for anything it does not accept, including what this version does not build yet (connection:
+// per_user), which is named as such. A csv feeder's file is read relative to `file`.
 scenario_file parse_scenario(std::string_view text, const std::string& file);
 scenario_file load_scenario(const std::string& file);
 

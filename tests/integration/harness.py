@@ -122,6 +122,17 @@ NGINX_LOCATIONS = """\
             default_type application/json;
             return 200 '{{"session": {{"token": "t-$request_id"}}}}';
         }}
+        # A session cookie per request, named in a header too; and a page that says, as JSON,
+        # which Cookie header it was sent: a scenario's cookie jar must carry the one to the other.
+        location = /cookie-login {{
+            add_header Set-Cookie "sid=$request_id; Path=/; HttpOnly" always;
+            add_header X-Sid $request_id always;
+            return 200 "welcome\n";
+        }}
+        location = /whoami {{
+            default_type application/json;
+            return 200 '{{"cookie": "$http_cookie"}}';
+        }}
         # Any other path (request mixes name several).
         location / {{
             return 200 "any\\n";

@@ -322,6 +322,49 @@ def test_csv_and_captures(binary):
         shutil.rmtree(work, ignore_errors=True)
 
 
+COOKIE_SCENARIO = """\
+target: {url}
+phases:
+  - {{duration: 1s, arrival_rate: {rate}}}
+cookies: {cookies}
+scenarios:
+  - name: c
+    steps:
+      - name: login
+        path: /cookie-login
+        capture: {{sid: {{header: X-Sid}}}}
+      - name: whoami
+        path: /whoami
+        capture: {{seen: {{json: /cookie}}}}
+      - name: check
+        path: /check?seen={{{{seen}}}}&sid={{{{sid}}}}
+"""
+
+
+def test_cookies(binary):
+    """A cookie a user's login sets is what that user's next request carries (its own, never
+    another user's: each login's cookie is unique), and `cookies: false` carries none."""
+    work = tempfile.mkdtemp(prefix="punctual-hybrid-cookies-")
+    try:
+        with harness.nginx_server(access_log=True) as nginx:
+            for cookies, rate in (("true", 20), ("false", 5)):
+                path = os.path.join(work, f"cookies-{cookies}.yaml")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(COOKIE_SCENARIO.format(url=nginx.url(""), rate=rate, cookies=cookies))
+                before = len(nginx.access_log())
+                report = harness.require_report(harness.run_punctual(binary, ["--scenario", path, "-c4"]))
+                check_denominators_generic(report)
+                checks = [line for line in nginx.access_log()[before:] if line.startswith("GET /check?")]
+                check_eq(len(checks), report["by_name"]["c.check"]["planned"], f"cookies: {cookies}: checks sent")
+                for line in checks:
+                    m = re.fullmatch(r"GET /check\?seen=(.*)&sid=([0-9a-f]{32})", line)
+                    want = f"sid={m.group(2)}" if m and cookies == "true" else ""
+                    check(m is not None and m.group(1) == want,
+                          f"cookies: {cookies}: the whoami request carried {m and m.group(1)!r}, not {want!r}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def check_denominators_generic(report):
     harness.assert_denominator(report)
     for name, s in report["sessions"].items():
@@ -337,6 +380,7 @@ def main():
     checks.run("the documented example", test_documented_example, binary)
     checks.run("expect_body_contains", test_body_checks, binary)
     checks.run("csv rows and captures reach the requests", test_csv_and_captures, binary)
+    checks.run("a cookie jar per user", test_cookies, binary)
     checks.finish()
 
 

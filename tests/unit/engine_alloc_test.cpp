@@ -191,7 +191,7 @@ long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   c.duration = duration;
   c.model = run::model_kind::hybrid;
   run::hybrid_config h;
-  h.scenarios.push_back({"s", 1, {{0, {}, nullptr, {}}, {1, {}, nullptr, {}}}, 2});
+  h.scenarios.push_back({"s", 1, {{0, {}, nullptr, {}, false}, {1, {}, nullptr, {}, false}}, 2});
   h.scenarios[0].steps[0].think.a = std::chrono::milliseconds(1);
   h.graceful_stop = std::chrono::seconds(2);
   for (const char* name : {"s.one", "s.two", "s.session"}) {

@@ -17,7 +17,7 @@ constexpr nanoseconds window_end = start + seconds(10);
 run::hybrid_config one_scenario(std::uint32_t max_users = 0, bool drop = false,
                                 bool go_on = false) {
   run::hybrid_config h;
-  h.scenarios.push_back({"a", 1, {{0, {}, nullptr, {}}, {1, {}, nullptr, {}}}, 2});
+  h.scenarios.push_back({"a", 1, {{0, {}, nullptr, {}, false}, {1, {}, nullptr, {}, false}}, 2});
   h.scenarios[0].steps[0].think.a = milliseconds(5);
   h.max_users = max_users;
   h.drop_on_overload = drop;
@@ -143,8 +143,8 @@ TEST(session_driver, a_step_due_after_the_graceful_stop_never_starts) {
 
 TEST(session_driver, the_scenario_draw_follows_the_weights) {
   run::hybrid_config h;
-  h.scenarios.push_back({"a", 3, {{0, {}, nullptr, {}}}, 2});
-  h.scenarios.push_back({"b", 1, {{1, {}, nullptr, {}}}, 3});
+  h.scenarios.push_back({"a", 3, {{0, {}, nullptr, {}, false}}, 2});
+  h.scenarios.push_back({"b", 1, {{1, {}, nullptr, {}, false}}, 3});
   session_driver d(h, 5, 0);
   record::recorder r(start, window_end, seconds(1), {}, 4);
   d.attach(r, window_end);

@@ -163,7 +163,7 @@ TEST(scenario_file, refusals_name_file_line_and_key) {
       // keys: unknown, and known but not built yet
       {head + "users: 10\n" + one_scenario, "s.yaml:4: users: unknown key"},
       {head + "feeder: x.csv\n" + one_scenario, "s.yaml:4: feeder: unknown key"},
-      {head + "cookies: true\n" + one_scenario, "s.yaml:4: cookies: cookies is not built yet"},
+      {head + "cookies: maybe\n" + one_scenario, "s.yaml:4: cookies:"},
       {head + "csv: users.csv\n" + one_scenario, "s.yaml:4: csv: expected a mapping"},
       {head + "csv: {file: no-such.csv}\n" + one_scenario, "s.yaml:4: file: cannot read"},
       {head + "csv: {file: x.csv, order: shuffled}\n" + one_scenario, "s.yaml:4: order: 'shuffled' is not"},
