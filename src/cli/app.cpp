@@ -44,7 +44,8 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/ (not with --scenario)");
   cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
   cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)")
-      ->check(whole_number(1));
+      ->check(whole_number(1))
+      ->each([&o](const std::string&) { o.connections_given = true; });
   cmd.add_option("-d,--duration", o.duration, "measured window: 30s, 2m, ... (default 10s; --schedule-in: to the trace's end)");
   cmd.add_option("-R,--rate", o.rate, "requests per second: 2000, 2k, 1.5k (open model)");
   cmd.add_option("--arrival", o.arrival, "constant (default) or poisson");

@@ -107,16 +107,6 @@ void check_output_path(const char* option, const std::string& path, bool dash_ok
   }
 }
 
-// main() has raised the soft limit to the hard one; refuse a -c beyond it before anything is
-// sent, rather than fail mid-run.
-void check_descriptor_limit(std::uint32_t connections) {
-  constexpr rlim_t spare = 64;  // logs, epoll and eventfds, stdio
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= connections + spare) return;
-  throw usage_error("-c " + std::to_string(connections) +
-                    ": more connections than this process may open (open-file limit " +
-                    std::to_string(lim.rlim_cur) + ")");
-}
 
 http::request_spec build_request(const run_options& o, const http::url& target) {
   http::request_spec spec;
@@ -213,6 +203,17 @@ void resolve_slo_names(std::vector<analysis::slo_expression>& slos, const run::c
 }
 
 }  // namespace
+
+// main() has raised the soft limit to the hard one; refuse a -c beyond it before anything is
+// sent, rather than fail mid-run.
+void check_descriptor_limit(std::uint32_t connections) {
+  constexpr rlim_t spare = 64;  // logs, epoll and eventfds, stdio
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= connections + spare) return;
+  throw usage_error("-c " + std::to_string(connections) +
+                    ": more connections than this process may open (open-file limit " +
+                    std::to_string(lim.rlim_cur) + ")");
+}
 
 
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line) {

@@ -36,6 +36,7 @@ struct run_options {
   std::string requests_file;  // --requests FILE.yaml: a weighted mix (open model)
   std::string scenario_file;  // --scenario FILE.yaml: the hybrid model
   bool seed_given = false;    // --seed was given (it overrides a scenario file's seed)
+  bool connections_given = false;  // -c was given (a scenario's per_user connections refuse it)
   std::string expect_status = "200-399";
   bool full_latency = false;
   bool full_service = false;
@@ -66,5 +67,8 @@ struct run_setup {
 
 // Checks every value and builds the configuration; throws usage_error with one line.
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line);
+
+// Refuses (usage_error) more connections than this process may open, before anything is sent.
+void check_descriptor_limit(std::uint32_t connections);
 
 }  // namespace punctual::cli

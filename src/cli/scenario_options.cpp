@@ -15,6 +15,9 @@ namespace {
 
 using std::chrono::nanoseconds;
 
+// Users at once per thread with connection: per_user and no max_users.
+constexpr std::uint32_t per_user_slots = 4096;
+
 void refuse_beside_scenario(const run_options& o) {
   const std::pair<bool, const char*> replaced[] = {
       {!o.url.empty(), "a URL argument (the file's target is the target)"},
@@ -116,6 +119,21 @@ void add_names(const run_options& o, const scenario::scenario_file& f, const htt
   }
 }
 
+// connection: per_user holds a connection per concurrent user: the run's connections are its
+// user slots, max_users of them, or per_user_slots per thread when the file sets no bound.
+void set_user_connections(const run_options& o, const scenario::scenario_file& f, run::config& c,
+                          run::hybrid_config& h) {
+  h.per_user = f.connection == scenario::connection_policy::per_user;
+  if (!h.per_user) return;
+  if (o.connections_given) {
+    throw usage_error("--scenario " + f.file + ": -c applies only with connection: pool (per_user "
+                      "opens a connection per user)");
+  }
+  c.connections = f.max_users ? std::max(f.max_users, c.threads) : per_user_slots * c.threads;
+  if (h.max_users == 0) h.max_users = c.connections;
+  check_descriptor_limit(c.connections);
+}
+
 }  // namespace
 
 scenario::scenario_file load_scenario_options(const run_options& o) {
@@ -159,6 +177,7 @@ void apply_scenario(const run_options& o, const scenario::scenario_file& f, cons
   h.drop_on_overload = f.on_overload == scenario::overload_policy::drop;
   h.continue_on_error = f.on_error == scenario::error_policy::continue_;
   h.graceful_stop = f.graceful_stop;
+  set_user_connections(o, f, c, h);
   h.variables = f.variables();
   h.cookies = f.cookies;
   if (f.csv) {

@@ -27,6 +27,7 @@ session_driver::session_driver(const run::hybrid_config& hybrid, std::uint64_t s
   sessions_.reserve(room);
   values_.reserve(room);
   jars_.reserve(room);
+  ended_.reserve(room);
   free_.reserve(room);
   due_.reserve(room);
 }
@@ -180,7 +181,22 @@ void session_driver::end(std::uint32_t id, std::uint16_t first_unsent, record::o
   session& s = sessions_[id];
   close_steps(s.user, s.scenario, s.arrival, first_unsent, record::outcome::skipped, o, at);
   s.in_use = false;
-  free_.push_back(id);
+  if (hold_ended_) {
+    ended_.push_back(id);
+  } else {
+    release(id);
+  }
+}
+
+bool session_driver::next_ended(std::uint32_t& slot) noexcept {
+  if (ended_.empty()) return false;
+  slot = ended_.back();
+  ended_.pop_back();
+  return true;
+}
+
+void session_driver::release(std::uint32_t slot) noexcept {
+  free_.push_back(slot);
   --active_;
 }
 

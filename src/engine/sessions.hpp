@@ -53,6 +53,13 @@ class session_driver final : public record::outcome_listener {
   }
   bool idle() const noexcept { return active_ == 0 && waiting_.empty(); }
 
+  // connection: per_user. An ended session's slot (and so its connection, which has the same
+  // number) is held until the worker has closed that connection and calls release(), so that
+  // the next user of the slot opens a connection of its own.
+  void hold_ended_slots() noexcept { hold_ended_ = true; }
+  bool next_ended(std::uint32_t& slot) noexcept;
+  void release(std::uint32_t slot) noexcept;
+
   void on_final(const record::request_times& t, record::outcome o,
                 nanoseconds at) noexcept override;
 
@@ -107,6 +114,8 @@ class session_driver final : public record::outcome_listener {
   std::deque<record::request_times> waiting_;  // arrivals waiting for a user slot, in order
   // Per session slot: its user's variables (hybrid_config::variables). Kept apart from
   // `sessions_` so a reused slot keeps its strings' room.
+  bool hold_ended_ = false;
+  std::vector<std::uint32_t> ended_;  // held slots, ended but not yet released
   std::vector<std::vector<std::string>> values_;
   std::vector<http::cookie_jar> jars_;  // per session slot, when the file keeps cookies
   std::string body_;          // scratch for a response body being captured from

@@ -52,10 +52,14 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
   if (config.hybrid) {
-    // This worker's share of --max_users, split as the connections are.
+    // This worker's share of --max_users, split as the connections are. With a connection per
+    // user, the worker's connections are its users' slots (the CLI sized them).
+    per_user_ = config.hybrid->per_user;
     const std::uint32_t cap = config.hybrid->max_users;
     const std::uint32_t share = cap / config.threads + (id < cap % config.threads ? 1 : 0);
-    sessions_.emplace(*config.hybrid, config.seed, cap ? std::max<std::uint32_t>(share, 1) : 0);
+    sessions_.emplace(*config.hybrid, config.seed,
+                      per_user_ ? connections : (cap ? std::max<std::uint32_t>(share, 1) : 0));
+    if (per_user_) sessions_->hold_ended_slots();
   }
   if (config.retry.enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
@@ -77,9 +81,10 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       slots_[connections_[i].first_slot + k].connection = i;
     }
   }
-  if (sessions_) {
+  if (sessions_ && !per_user_) {
     // Room for a typical rendered request and kept response, so that a slot's first use does
-    // not allocate during the run (a larger one grows its slot once).
+    // not allocate during the run (a larger one grows its slot once). A slot per user grows on
+    // its first use instead: thousands of idle reservations would be resident memory.
     for (auto& sl : slots_) {
       sl.rendered.reserve(rendered_reserve);
       sl.response.reserve(response_reserve);
@@ -143,6 +148,7 @@ void worker::run(const run_control& control) {
     // Each event gets its own timestamp: a batch can take long enough that one clock read for
     // all of it would date completions (and so service times) too early.
     for (const auto& ev : ready) on_event(ev, net::mono_now());
+    if (per_user_) close_ended_users(net::mono_now());
   }
   finish_unfinished();
   stats_.cpu = net::thread_cpu_time() - cpu_before;
@@ -325,7 +331,7 @@ void worker::serve_queue(nanoseconds now) {
 // Binds a due request to a free slot: on an idle connection, else on one that is (re)connecting,
 // else on a closed one it reopens. False when every slot is taken.
 bool worker::assign(const record::request_times& t, nanoseconds now) {
-  slot* chosen = free_slot(now);
+  slot* chosen = free_slot(t, now);
   if (!chosen) return false;
   connection& c = connection_of(*chosen);
   chosen->times = t;
@@ -341,7 +347,12 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
   return true;
 }
 
-slot* worker::free_slot(nanoseconds now) noexcept {
+slot* worker::free_slot(const record::request_times& t, nanoseconds now) noexcept {
+  if (per_user_) {  // the user's own connection; a user has one step in flight at a time
+    in_use_ = std::max<std::size_t>(in_use_, t.session);
+    slot& own = slot_of(connections_[t.session - 1]);
+    return own.busy ? nullptr : &own;
+  }
   if (!idle_.empty()) {
     connection& c = connections_[idle_.back()];
     idle_.pop_back();
@@ -359,6 +370,17 @@ slot* worker::free_slot(nanoseconds now) noexcept {
   return nullptr;
 }
 
+// connection: per_user: an ended user's connection closes, and only then is its slot free for
+// the next user, who will open its own.
+void worker::close_ended_users(nanoseconds now) {
+  std::uint32_t id = 0;
+  while (sessions_->next_ended(id)) {
+    connection& c = connections_[id];
+    if (c.state != conn_state::closed) close_connection(c, now);
+    sessions_->release(id);
+  }
+}
+
 void worker::check_deadlines(nanoseconds now) {
   while (!queue_.empty() && deadlines_.chain(queue_.front()) <= now) {
     recorder_->on_timeout(queue_.front(), config_.timeout);
@@ -366,10 +388,10 @@ void worker::check_deadlines(nanoseconds now) {
   }
   // Nothing can be due before next_wake's recent scan said (see there).
   if (config_.model == model_kind::open && now < scan_.wake && now - scan_.at < scan_reuse) return;
-  for (auto& sl : slots_) {
+  for (auto& sl : scanned_slots()) {
     if (sl.busy && deadlines_.attempt(sl.times) <= now) check_deadline(sl, now);
   }
-  for (auto& c : connections_) {
+  for (auto& c : scanned_connections()) {
     if (c.state == conn_state::connecting) check_connect_timeout(c, now);
   }
 }
@@ -421,10 +443,10 @@ nanoseconds worker::next_wake(nanoseconds now) noexcept {
 void worker::scan_connections(nanoseconds now) noexcept {
   nanoseconds wake = nanoseconds::max();
   bool awaits_socket = false;
-  for (const auto& sl : slots_) {
+  for (const auto& sl : scanned_slots()) {
     if (sl.busy) wake = std::min(wake, deadlines_.attempt(sl.times));
   }
-  for (const auto& c : connections_) {
+  for (const auto& c : scanned_connections()) {
     if (c.state == conn_state::connecting || c.write_blocked) {
       // A request waits on this connection's socket, not on a response: do not defer its events.
       if (slots_[c.first_slot].busy) awaits_socket = true;

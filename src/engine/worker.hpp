@@ -89,7 +89,8 @@ class worker {
              bool answered);
   void serve_queue(nanoseconds now);
   bool assign(const record::request_times& t, nanoseconds now);
-  slot* free_slot(nanoseconds now) noexcept;
+  slot* free_slot(const record::request_times& t, nanoseconds now) noexcept;
+  void close_ended_users(nanoseconds now);
   void check_deadlines(nanoseconds now);
   void check_deadline(slot& s, nanoseconds now);
   void check_connect_timeout(connection& c, nanoseconds now);
@@ -135,6 +136,18 @@ class worker {
   // Responses may wait unread for the next due wake-up: the open model, with a codec that allows
   // it (the closed model needs each response at once to send the next request).
   bool reads_may_wait_ = false;
+  // connection: per_user (hybrid): connection i belongs to session slot i, opened by its user's
+  // first step and closed when the session ends; never shared, never opened ahead.
+  bool per_user_ = false;
+  std::size_t in_use_ = 0;  // per_user: the users' connections used so far are 0 .. in_use_ - 1
+  // What the per-wake scans look at: every connection, or with per_user those users ever had
+  // (a user's slot is reused from the lowest, so this follows the peak of concurrent users).
+  std::span<connection> scanned_connections() noexcept {
+    return per_user_ ? std::span<connection>(connections_).first(in_use_) : std::span<connection>(connections_);
+  }
+  std::span<slot> scanned_slots() noexcept {
+    return per_user_ ? std::span<slot>(slots_).first(in_use_) : std::span<slot>(slots_);
+  }
 
   net::event_loop loop_;
   // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where

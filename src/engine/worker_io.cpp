@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 
 #include "engine/worker.hpp"
 #include "net/clock.hpp"
@@ -93,7 +94,11 @@ struct response_sink final : http::codec_sink {
 
 std::uint32_t worker::open_connections(net::failure& first_error) {
   const nanoseconds begin = net::mono_now();
-  for (auto& c : connections_) start_connect(c, begin);
+  // With a connection per user, users open their own: one is opened here only to learn that
+  // the target answers (and that its certificate verifies), then closed.
+  const std::span<connection> opened =
+      per_user_ ? std::span<connection>(connections_).first(1) : std::span<connection>(connections_);
+  for (auto& c : opened) start_connect(c, begin);
   const auto note = [&first_error](const net::failure& f) {
     // A certificate that does not verify is the failure to tell: it will not go away.
     if (first_error.kind == net::failure_kind::none ||
@@ -101,13 +106,13 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
       first_error = f;
     }
   };
-  for (auto& c : connections_) {
+  for (auto& c : opened) {
     if (c.state == conn_state::closed) note(c.transport->last_failure());
   }
   for (;;) {
     const nanoseconds now = net::mono_now();
     std::uint32_t pending = 0;
-    for (auto& c : connections_) {
+    for (auto& c : opened) {
       if (c.state != conn_state::connecting) continue;
       if (c.connect_started + config_.connect_timeout <= now) {
         close_connection(c, now, true);
@@ -132,7 +137,13 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
       }
     }
   }
-  return static_cast<std::uint32_t>(idle_.size());
+  const auto ready = static_cast<std::uint32_t>(idle_.size());
+  if (per_user_) {
+    for (auto& c : opened) {
+      if (c.state != conn_state::closed) close_connection(c, net::mono_now());
+    }
+  }
+  return ready;
 }
 
 void worker::start_connect(connection& c, nanoseconds now) {
@@ -381,13 +392,15 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
   c.last_connect_failed = connect_failed;
   c.retry_at = connect_failed ? now + reconnect_backoff : now;
   c.next_send = now + config_.think;  // closed model: the next request follows this one's end
-  // Reopen at once while the run needs connections, so the next request finds one ready.
-  if (!connect_failed && now < window_end_ && !interrupted_) start_connect(c, now);
+  // Reopen at once while the run needs connections, so the next request finds one ready; a
+  // user's own connection opens again only for that user's next step.
+  if (!connect_failed && now < window_end_ && !interrupted_ && !per_user_) start_connect(c, now);
 }
 
 void worker::became_idle(connection& c, nanoseconds now) {
   c.state = conn_state::idle;
   c.next_send = now + config_.think;
+  if (per_user_) return;  // it waits for its own user's next step
   idle_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
   serve_queue(now);
 }

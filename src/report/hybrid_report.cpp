@@ -118,7 +118,8 @@ json hybrid_model_json(const run::config& c) {
               {"on_overload", h.drop_on_overload ? "drop" : "queue"},
               {"on_error", h.continue_on_error ? "continue" : "abort"},
               {"graceful_stop_ns", h.graceful_stop.count()},
-              {"connection", "pool"}};
+              {"connection", h.per_user ? "per_user" : "pool"},
+              {"cookies", h.cookies}};
 }
 
 json sessions_json(const run::config& c, const run::result& r) {

@@ -49,8 +49,12 @@ void write_tls_line(std::ostream& out, const run::config& c, const run::result& 
 void write_header(std::ostream& out, const run::config& c, const run::result& r) {
   const auto planned = r.measured.counts.planned;
   if (c.model == run::model_kind::hybrid) {
-    fmt::print(out, "model: {}, {} connections on {} threads\n", describe_hybrid(c, r),
-               c.connections, c.threads);
+    if (c.hybrid->per_user) {
+      fmt::print(out, "model: {}, a connection per user, on {} threads\n", describe_hybrid(c, r), c.threads);
+    } else {
+      fmt::print(out, "model: {}, {} connections on {} threads\n", describe_hybrid(c, r), c.connections,
+                 c.threads);
+    }
     fmt::print(out,
                "correction: every step measured from its intended time (the arrival for a first "
                "step, the previous completion plus think time after it); service time shown for "

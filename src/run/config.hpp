@@ -99,6 +99,7 @@ struct hybrid_config {
   std::shared_ptr<const std::vector<std::vector<std::string>>> csv_rows;
   bool csv_random = false;  // user i takes row i mod rows, or a row drawn by (seed, csv, i)
   bool cookies = true;      // a cookie jar per user (http/cookie_jar.hpp)
+  bool per_user = false;    // a connection per user (config::connections = its user slots)
 };
 
 struct config {

@@ -265,11 +265,8 @@ void read_options(const yaml_reader& r, const YAML::Node& root, scenario_file& f
   }
   if (const auto n = root["graceful_stop"]) f.graceful_stop = read_duration(r, n, "graceful_stop");
   if (const auto n = root["connection"]) {
-    if (n.IsScalar() && n.Scalar() == "per_user") {
-      r.fail(n, "connection", "per_user is not built yet (use pool)");
-    }
-    read_choice(r, n, "connection", {"pool"});
-    f.connection = connection_policy::pool;
+    f.connection = read_choice(r, n, "connection", {"per_user", "pool"}) == 0 ? connection_policy::per_user
+                                                                            : connection_policy::pool;
   }
 }
 

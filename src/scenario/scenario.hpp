@@ -87,7 +87,7 @@ struct scenario_file {
   overload_policy on_overload = overload_policy::queue;
   error_policy on_error = error_policy::abort;
   nanoseconds graceful_stop{std::chrono::seconds(30)};
-  connection_policy connection = connection_policy::pool;
+  connection_policy connection = connection_policy::per_user;
   std::vector<scenario_def> scenarios;
   std::optional<csv_feeder> csv;
   bool cookies = true;  // a cookie jar per user
@@ -99,8 +99,7 @@ struct scenario_file {
 };
 
 // Parses a scenario file; `file` names it in errors. Throws load_error ("FILE:LINE: KEY: what")
-// for anything it does not accept, including what this version does not build yet (connection:
-// per_user), which is named as such. A csv feeder's file is read relative to `file`.
+// for anything it does not accept. A csv feeder's file is read relative to `file`.
 scenario_file parse_scenario(std::string_view text, const std::string& file);
 scenario_file load_scenario(const std::string& file);
 

@@ -42,6 +42,7 @@ STALL = "1200ms:500ms"  # from the server's start; the run starts ~0.3 s after i
 
 SCENARIO = """\
 target: http://127.0.0.1:{port}
+connection: pool
 phases:
   - {{duration: {seconds}s, arrival_rate: {rate}}}
 scenarios:
@@ -242,7 +243,7 @@ def test_body_checks(binary):
             path = os.path.join(work, "body.yaml")
             with open(path, "w", encoding="utf-8") as f:
                 f.write(BODY_SCENARIO.format(port=serve.port))
-            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path, "-c4"]))
+            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path]))
             check_denominators_generic(report)
             good, bad = report["by_name"]["s.good"], report["by_name"]["s.bad"]
             check(good["planned"] >= 15, f"planned steps: {good['planned']}")
@@ -297,7 +298,7 @@ def test_csv_and_captures(binary):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(CAPTURE_SCENARIO.format(url=nginx.url("")))
             before = len(nginx.access_log())
-            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path, "-c4"]))
+            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path]))
             logged = nginx.access_log()[before:]
         check_denominators_generic(report)
         sessions = sum(s["planned"] for s in report["sessions"].values())
@@ -352,7 +353,7 @@ def test_cookies(binary):
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(COOKIE_SCENARIO.format(url=nginx.url(""), rate=rate, cookies=cookies))
                 before = len(nginx.access_log())
-                report = harness.require_report(harness.run_punctual(binary, ["--scenario", path, "-c4"]))
+                report = harness.require_report(harness.run_punctual(binary, ["--scenario", path]))
                 check_denominators_generic(report)
                 checks = [line for line in nginx.access_log()[before:] if line.startswith("GET /check?")]
                 check_eq(len(checks), report["by_name"]["c.check"]["planned"], f"cookies: {cookies}: checks sent")
@@ -361,6 +362,45 @@ def test_cookies(binary):
                     want = f"sid={m.group(2)}" if m and cookies == "true" else ""
                     check(m is not None and m.group(1) == want,
                           f"cookies: {cookies}: the whoami request carried {m and m.group(1)!r}, not {want!r}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+PER_USER_SCENARIO = """\
+target: {url}
+phases:
+  - {{duration: 1s, arrival_rate: 20}}
+scenarios:
+  - name: u
+    steps:
+      - {{name: first, path: /, think: 10ms}}
+      - {{name: second, path: /x}}
+"""
+
+
+def test_per_user_connections(binary):
+    """connection: per_user (the default): each user opens its own connection, its first step
+    pays the connect (connect_time has one sample per user), its second reuses it, and nginx
+    accepts one connection per user (and one per thread more: its check that the target
+    answers, before the start)."""
+    work = tempfile.mkdtemp(prefix="punctual-hybrid-per-user-")
+    try:
+        with harness.nginx_server() as nginx:
+            path = os.path.join(work, "per-user.yaml")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(PER_USER_SCENARIO.format(url=nginx.url("")))
+            before = nginx.accepts()
+            r = harness.run_punctual(binary, ["--scenario", path])
+            report = harness.require_report(r)
+            accepted = nginx.accepts() - before - 1  # stub_status's own request
+        check_denominators_generic(report)
+        users = report["sessions"]["u"]["planned"]
+        check_eq(users, 20, "users planned")
+        check_eq(report["by_name"]["u.second"]["outcomes"]["ok"], users, "second steps ok")
+        check_eq(report["latency"]["connect_time"]["count"], users, "connect_time samples (first steps only)")
+        check_eq(accepted, users + report["model"]["threads"], "connections nginx accepted")
+        check_eq(report["model"]["scenario"]["connection"], "per_user", "model.scenario.connection")
+        check("a connection per user" in r.stdout, f"the header does not say per_user: {r.stdout[:300]!r}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -381,6 +421,7 @@ def main():
     checks.run("expect_body_contains", test_body_checks, binary)
     checks.run("csv rows and captures reach the requests", test_csv_and_captures, binary)
     checks.run("a cookie jar per user", test_cookies, binary)
+    checks.run("a connection per user", test_per_user_connections, binary)
     checks.finish()
 
 

@@ -146,7 +146,9 @@ TEST(scenario_file, defaults) {
   EXPECT_EQ(f.on_overload, overload_policy::queue);
   EXPECT_EQ(f.on_error, error_policy::abort);
   EXPECT_EQ(f.graceful_stop, 30s);
-  EXPECT_EQ(f.connection, connection_policy::pool);
+  EXPECT_EQ(f.connection, connection_policy::per_user);  // as a browser: each user its own
+  EXPECT_TRUE(f.cookies);
+  EXPECT_FALSE(f.csv);
   const step& s = f.scenarios[0].steps[0];
   EXPECT_EQ(s.method, "GET");
   EXPECT_TRUE(s.expect_status.empty());
@@ -167,9 +169,7 @@ TEST(scenario_file, refusals_name_file_line_and_key) {
       {head + "csv: users.csv\n" + one_scenario, "s.yaml:4: csv: expected a mapping"},
       {head + "csv: {file: no-such.csv}\n" + one_scenario, "s.yaml:4: file: cannot read"},
       {head + "csv: {file: x.csv, order: shuffled}\n" + one_scenario, "s.yaml:4: order: 'shuffled' is not"},
-      {head + "connection: per_user\n" + one_scenario,
-       "s.yaml:4: connection: per_user is not built yet (use pool)"},
-      {head + "connection: shared\n" + one_scenario, "s.yaml:4: connection: 'shared' is not pool"},
+      {head + "connection: shared\n" + one_scenario, "s.yaml:4: connection: 'shared' is not per_user or pool"},
       {step_with("capture: {id: x}"), "s.yaml:7: capture: expected a mapping"},
       {step_with("capture: {id: {header: X, json: /a}}"), "s.yaml:7: capture: id: give header or json"},
       {step_with("capture: {id: {json: a}}"), "s.yaml:7: json: 'a' is not a JSON Pointer"},
