@@ -142,13 +142,14 @@ void worker::run(const run_control& control) {
     serve_queue(now);
     check_deadlines(now);
     recorder_->roll_intervals(now);
+    // Users that ended (on a response, a deadline or the cutoff) give back their connections.
+    if (per_user_) close_ended_users(now);
     if (finished(now)) break;
     const auto ready = wait_for_work(now);
     ++stats_.wakeups;
     // Each event gets its own timestamp: a batch can take long enough that one clock read for
     // all of it would date completions (and so service times) too early.
     for (const auto& ev : ready) on_event(ev, net::mono_now());
-    if (per_user_) close_ended_users(net::mono_now());
   }
   finish_unfinished();
   stats_.cpu = net::thread_cpu_time() - cpu_before;
