@@ -23,6 +23,7 @@ struct slot {
   std::string rendered;
   std::string response;
   bool keeps_response = false;
+  std::uint32_t in_flight_at = 0;  // per_user: its place in worker::in_flight_ while busy
 };
 
 }  // namespace punctual::engine

@@ -81,6 +81,7 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       slots_[connections_[i].first_slot + k].connection = i;
     }
   }
+  if (per_user_) in_flight_.reserve(slots_.size());
   if (sessions_ && !per_user_) {
     // Room for a typical rendered request and kept response, so that a slot's first use does
     // not allocate during the run (a larger one grows its slot once). A slot per user grows on
@@ -311,7 +312,7 @@ void worker::begin_closed_request(connection& c, nanoseconds now) {
   slot& s = slot_of(c);
   s.times = record::request_times{};
   s.times.intended = s.times.dispatched = s.times.assigned = now;
-  s.busy = true;
+  mark_busy(s);
   recorder_->on_planned(now);
   recorder_->on_dispatched(s.times);
   recorder_->on_assigned(s.times);
@@ -337,7 +338,7 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
   connection& c = connection_of(*chosen);
   chosen->times = t;
   chosen->times.assigned = now;
-  chosen->busy = true;
+  mark_busy(*chosen);
   recorder_->on_assigned(chosen->times);
   if (c.state == conn_state::closed) start_connect(c, now);
   if (c.state == conn_state::idle) {
@@ -350,7 +351,6 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
 
 slot* worker::free_slot(const record::request_times& t, nanoseconds now) noexcept {
   if (per_user_) {  // the user's own connection; a user has one step in flight at a time
-    in_use_ = std::max<std::size_t>(in_use_, t.session);
     slot& own = slot_of(connections_[t.session - 1]);
     return own.busy ? nullptr : &own;
   }
@@ -389,12 +389,41 @@ void worker::check_deadlines(nanoseconds now) {
   }
   // Nothing can be due before next_wake's recent scan said (see there).
   if (config_.model == model_kind::open && now < scan_.wake && now - scan_.at < scan_reuse) return;
-  for (auto& sl : scanned_slots()) {
+  if (per_user_) {
+    // From the back: a slot that frees swaps the last one, already seen, into its place.
+    for (std::size_t i = in_flight_.size(); i-- > 0;) {
+      slot& sl = slots_[in_flight_[i]];
+      if (deadlines_.attempt(sl.times) <= now) {
+        check_deadline(sl, now);
+      } else if (connection_of(sl).state == conn_state::connecting) {
+        check_connect_timeout(connection_of(sl), now);
+      }
+    }
+    return;
+  }
+  for (auto& sl : slots_) {
     if (sl.busy && deadlines_.attempt(sl.times) <= now) check_deadline(sl, now);
   }
-  for (auto& c : scanned_connections()) {
+  for (auto& c : connections_) {
     if (c.state == conn_state::connecting) check_connect_timeout(c, now);
   }
+}
+
+void worker::mark_busy(slot& s) noexcept {
+  s.busy = true;
+  if (!per_user_) return;
+  s.in_flight_at = static_cast<std::uint32_t>(in_flight_.size());
+  in_flight_.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
+}
+
+void worker::mark_free(slot& s) noexcept {
+  if (per_user_ && s.busy) {
+    const std::uint32_t last = in_flight_.back();
+    in_flight_[s.in_flight_at] = last;
+    slots_[last].in_flight_at = s.in_flight_at;
+    in_flight_.pop_back();
+  }
+  s.busy = false;
 }
 
 // A request past its attempt's deadline may still have its response unread in the socket
@@ -407,7 +436,7 @@ void worker::check_deadline(slot& s, nanoseconds now) {
   // Reading may have answered it, and the freed slot may already carry a new request.
   if (!s.busy || deadlines_.attempt(s.times) > now) return;
   time_out(s.times, settle(deadlines_, s.times, now), now);
-  s.busy = false;
+  mark_free(s);
   close_connection(c, now);
 }
 
@@ -444,10 +473,21 @@ nanoseconds worker::next_wake(nanoseconds now) noexcept {
 void worker::scan_connections(nanoseconds now) noexcept {
   nanoseconds wake = nanoseconds::max();
   bool awaits_socket = false;
-  for (const auto& sl : scanned_slots()) {
+  if (per_user_) {  // a user's connection connects or blocks a write only with its step in flight
+    for (const std::uint32_t i : in_flight_) {
+      const slot& sl = slots_[i];
+      const connection& c = connections_[sl.connection];
+      wake = std::min(wake, deadlines_.attempt(sl.times));
+      if (c.state == conn_state::connecting) wake = std::min(wake, c.connect_started + config_.connect_timeout);
+      awaits_socket = awaits_socket || c.state == conn_state::connecting || c.write_blocked;
+    }
+    scan_ = {wake, now, awaits_socket};
+    return;
+  }
+  for (const auto& sl : slots_) {
     if (sl.busy) wake = std::min(wake, deadlines_.attempt(sl.times));
   }
-  for (const auto& c : scanned_connections()) {
+  for (const auto& c : connections_) {
     if (c.state == conn_state::connecting || c.write_blocked) {
       // A request waits on this connection's socket, not on a response: do not defer its events.
       if (slots_[c.first_slot].busy) awaits_socket = true;
@@ -505,7 +545,7 @@ void worker::finish_unfinished() {
   for (auto& s : slots_) {
     if (!s.busy) continue;
     recorder_->on_unfinished(s.times, interrupted_at_);
-    s.busy = false;
+    mark_free(s);
   }
   if (sessions_) sessions_->skip_waiting();
 }

@@ -139,15 +139,11 @@ class worker {
   // connection: per_user (hybrid): connection i belongs to session slot i, opened by its user's
   // first step and closed when the session ends; never shared, never opened ahead.
   bool per_user_ = false;
-  std::size_t in_use_ = 0;  // per_user: the users' connections used so far are 0 .. in_use_ - 1
-  // What the per-wake scans look at: every connection, or with per_user those users ever had
-  // (a user's slot is reused from the lowest, so this follows the peak of concurrent users).
-  std::span<connection> scanned_connections() noexcept {
-    return per_user_ ? std::span<connection>(connections_).first(in_use_) : std::span<connection>(connections_);
-  }
-  std::span<slot> scanned_slots() noexcept {
-    return per_user_ ? std::span<slot>(slots_).first(in_use_) : std::span<slot>(slots_);
-  }
+  // per_user: the slots with a step in flight. The per-wake scans walk these, not every user's
+  // slot: thousands of users think while a few hundred steps are in flight.
+  std::vector<std::uint32_t> in_flight_;
+  void mark_busy(slot& s) noexcept;
+  void mark_free(slot& s) noexcept;
 
   net::event_loop loop_;
   // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where

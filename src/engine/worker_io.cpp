@@ -332,7 +332,7 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
 void worker::complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                       nanoseconds done) {
   settle_response(s, response, done);
-  s.busy = false;
+  mark_free(s);
   if (!response.keep_alive || !config_.keep_alive) return close_connection(c, now);
   became_idle(c, now);
 }
@@ -374,7 +374,7 @@ void worker::fail(connection& c, record::socket_reason why, nanoseconds now) {
       recorder_->on_socket_error(s.times, now, why);
     }
   }
-  s.busy = false;
+  mark_free(s);
   if (c.transport->is_open()) close_connection(c, now, is_setup_failure(why));
 }
 
