@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "http/json_pointer.hpp"
 #include "scenario/request_mix.hpp"
 #include "scenario/scenario.hpp"
 #include "schedule/plan.hpp"
@@ -45,6 +46,10 @@ void check_step(const step& s) {
   check(valid_name(s.name) && s.name != "session");
   check(!s.target.empty() && !s.method.empty());
   check(s.line >= 1);
+  for (const auto& c : s.captures) {
+    check(valid_name(c.name) && c.line >= 1);
+    check(c.from_header ? !c.key.empty() : punctual::http::valid_json_pointer(c.key));
+  }
   check(s.expect_status.size() % 2 == 0);
   for (std::size_t i = 0; i < s.expect_status.size(); i += 2) {
     check(s.expect_status[i] >= 100 && s.expect_status[i] <= s.expect_status[i + 1] &&
@@ -63,7 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const scenario_file& f = *loaded;
   check(!f.target.empty());
   check(f.graceful_stop.count() >= 0);
-  check(f.connection == connection_policy::pool);
+  check(f.connection == connection_policy::pool || f.connection == connection_policy::per_user);
+  const auto variables = f.variables();
+  check(std::set<std::string>(variables.begin(), variables.end()).size() == variables.size());
   check_phases(f);
   check(!f.scenarios.empty());
   check(f.step_count() + f.scenarios.size() <= max_names);

@@ -99,7 +99,7 @@ std::uint32_t session_driver::start_session(std::uint64_t user, nanoseconds arri
     values_.emplace_back();
     jars_.emplace_back();
   }
-  sessions_[id] = {user, arrival, scenario, 0, record::outcome::ok, true};
+  sessions_[id] = {user, arrival, scenario, 0, record::outcome::ok, true, 0};
   fill_values(id);
   ++active_;
   return id;
@@ -158,7 +158,10 @@ void session_driver::on_final(const record::request_times& t, record::outcome o,
   session& s = sessions_[id];
   if (!s.in_use) return;
   const bool failed = o != record::outcome::ok;
-  if (failed && s.ended_by == record::outcome::ok) s.ended_by = o;
+  if (failed && s.ended_by == record::outcome::ok) {
+    s.ended_by = o;
+    s.failed_step = t.step;
+  }
   const auto& steps = hybrid_.scenarios[s.scenario].steps;
   const auto next = static_cast<std::uint16_t>(t.step + 1);
   const bool go_on = o != record::outcome::unfinished && o != record::outcome::dropped &&
@@ -179,6 +182,9 @@ void session_driver::schedule_next(std::uint32_t id, nanoseconds due) noexcept {
 void session_driver::end(std::uint32_t id, std::uint16_t first_unsent, record::outcome o,
                          nanoseconds at) noexcept {
   session& s = sessions_[id];
+  if (o != record::outcome::ok) {
+    recorder_->on_session_failed_at(s.arrival, hybrid_.scenarios[s.scenario].steps[s.failed_step].name);
+  }
   close_steps(s.user, s.scenario, s.arrival, first_unsent, record::outcome::skipped, o, at);
   s.in_use = false;
   if (hold_ended_) {

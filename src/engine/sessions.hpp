@@ -81,6 +81,7 @@ class session_driver final : public record::outcome_listener {
     std::uint16_t next_step = 0;                     // the step to send next
     record::outcome ended_by = record::outcome::ok;  // the first failure (continue), or ok
     bool in_use = false;
+    std::uint16_t failed_step = 0;                   // where ended_by happened
   };
   struct due_step {
     nanoseconds due{};

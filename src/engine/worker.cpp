@@ -351,6 +351,7 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
 
 slot* worker::free_slot(const record::request_times& t, nanoseconds now) noexcept {
   if (per_user_) {  // the user's own connection; a user has one step in flight at a time
+    if (t.session == 0 || t.session > connections_.size()) return nullptr;
     slot& own = slot_of(connections_[t.session - 1]);
     return own.busy ? nullptr : &own;
   }

@@ -51,6 +51,7 @@ struct counters {
 struct name_counts {
   std::uint64_t planned = 0;
   std::array<std::uint64_t, outcome_count> outcomes{};
+  std::uint64_t sessions_failed_here = 0;  // a hybrid step: sessions whose first failure it was
 
   // Timeouts and unfinished requests: their recorded times are lower bounds.
   std::uint64_t censored() const noexcept {
@@ -58,6 +59,7 @@ struct name_counts {
   }
   void add(const name_counts& other) noexcept {
     planned += other.planned;
+    sessions_failed_here += other.sessions_failed_here;
     for (std::size_t i = 0; i < outcome_count; ++i) outcomes[i] += other.outcomes[i];
   }
 };

@@ -82,6 +82,10 @@ class recorder {
   // the arrival to `at` (none for a skipped or dropped session).
   void on_session_planned(nanoseconds arrival, std::uint16_t name) noexcept;
   void on_session_end(nanoseconds arrival, std::uint16_t name, outcome o, nanoseconds at) noexcept;
+  // The session that arrived at `arrival` failed first at the step called `step`.
+  void on_session_failed_at(nanoseconds arrival, std::uint16_t step) noexcept {
+    if (arrival >= measure_start_ && !names_.empty()) names_[step].sessions_failed_here++;
+  }
   void set_listener(outcome_listener* listener) noexcept { listener_ = listener; }
   void on_dropped(const request_times& t) noexcept;
   void on_dispatched(const request_times& t) noexcept;  // send lag

@@ -127,9 +127,14 @@ json sessions_json(const run::config& c, const run::result& r) {
   for (const auto& sc : c.hybrid->scenarios) {
     if (sc.session_name >= r.by_name.size()) continue;
     const auto& n = r.by_name[sc.session_name];
+    json failed_at = json::object();
+    for (const auto& st : sc.steps) {
+      if (st.name < r.by_name.size()) failed_at[c.mix[st.name].name] = r.by_name[st.name].sessions_failed_here;
+    }
     out[sc.name] = {
         {"planned", n.planned},
         {"outcomes", outcomes_json(n.outcomes)},
+        {"failed_at", failed_at},
         {"session_time",
          view_json(r.measured.views.named(sc.session_name, record::named_view::response_time),
                    n.censored())}};

@@ -81,6 +81,12 @@ def _check_sums(report):
     if http_errors is not None and sum(http_errors.values()) != outcomes["http_error"]:
         problems.append(f"report.http_errors: the reasons add up to {sum(http_errors.values())}, but "
                         f"outcomes.http_error is {outcomes['http_error']} ({http_errors})")
+    for name, session in (report.get("sessions") or {}).items():
+        o = session["outcomes"]
+        ended_badly = session["planned"] - o["ok"] - o["skipped"] - o["dropped"]
+        if sum(session["failed_at"].values()) != ended_badly:
+            problems.append(f"report.sessions.{name}.failed_at: adds up to {sum(session['failed_at'].values())}, "
+                            f"but {ended_badly} sessions ended neither ok, skipped nor dropped")
     planned = report["schedule"]["planned"]
     outcome_sum = sum(outcomes.values())
     if planned != outcome_sum:

@@ -211,6 +211,8 @@ MIX_FILES = {
     "scenario-per-user.yaml": ("target: http://127.0.0.1:9\nconnection: per_user\nphases:\n"
                                "  - {duration: 1s, arrival_rate: 5}\n"
                                "scenarios:\n  - name: s\n    steps:\n      - {name: a, path: /}\n"),
+    "scenario-undefined.yaml": ("target: http://127.0.0.1:9\nphases:\n  - {duration: 1s, arrival_rate: 5}\n"
+                                "scenarios:\n  - name: s\n    steps:\n      - {name: a, path: '/x?u={{nobody}}'}\n"),
     "scenario-other-origin.yaml": ("target: http://127.0.0.1:9\nphases:\n  - {duration: 1s, arrival_rate: 5}\n"
                                    "scenarios:\n  - name: s\n    steps:\n"
                                    "      - {name: a, url: 'http://127.0.0.2:9/'}\n"),
@@ -263,6 +265,8 @@ def mix_cases(url, folder):
          "-c applies only with connection: pool"),
         ("scenario step on another origin", ["run", "--scenario", mix("scenario-other-origin.yaml")],
          "scenario-other-origin.yaml:7: url:"),
+        ("scenario undefined {{name}}", ["run", "--scenario", mix("scenario-undefined.yaml")],
+         "scenario-undefined.yaml:7: {{nobody}} is not defined"),
         ("scenario missing file", ["run", "--scenario", mix("missing-scenario.yaml")],
          "missing-scenario.yaml: file: cannot be read"),
         ("--slo naming no name of the run", ["run", *ok, "--requests", mix("good.yaml"), "--slo", "b:p99<=1s",

@@ -317,6 +317,9 @@ def test_csv_and_captures(binary):
         broken = shop["broken.login"]
         check_eq(broken["outcomes"]["http_error"], broken["planned"], "broken.login http_error")
         check_eq(shop["broken.after"]["outcomes"]["skipped"], broken["planned"], "broken.after skipped")
+        check_eq(report["sessions"]["broken"]["failed_at"], {"broken.login": broken["planned"], "broken.after": 0},
+                 "broken sessions failed at their login")
+        check_eq(report["sessions"]["shop"]["failed_at"], {"shop.login": 0, "shop.orders": 0}, "shop sessions")
         check_eq(report["http_errors"], {"status": 0, "body": 0, "capture": broken["planned"]}, "http_errors")
         check(not any("/after" in line for line in logged), "a step after a failed capture was sent")
     finally:
