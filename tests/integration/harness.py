@@ -584,3 +584,10 @@ def exchange(port, request, timeout_s=3.0):
             if not chunk:
                 return data
             data += chunk
+
+
+def assert_session_denominators(report):
+    """The denominator for every name (assert_denominator), and for every scenario's sessions."""
+    assert_denominator(report)
+    for name, s in report["sessions"].items():
+        check_eq(sum(s["outcomes"].values()), s["planned"], f"session {name}: outcomes")
