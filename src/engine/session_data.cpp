@@ -6,18 +6,14 @@
 #include "engine/sessions.hpp"
 #include "http/json_pointer.hpp"
 #include "http/response_fields.hpp"
+#include "http/text.hpp"
 #include "schedule/prng.hpp"
 
 namespace punctual::engine {
 namespace {
 
 // A value goes into request lines and headers: bytes that would end or split one are refused.
-bool fits_a_request(std::string_view v) noexcept {
-  return std::none_of(v.begin(), v.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-  });
-}
+bool fits_a_request(std::string_view v) noexcept { return std::none_of(v.begin(), v.end(), http::is_control_byte); }
 
 }  // namespace
 

@@ -8,10 +8,7 @@ namespace punctual::http {
 namespace {
 
 bool clean(std::string_view s) noexcept {
-  return std::none_of(s.begin(), s.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f || c == ';';
-  });
+  return std::none_of(s.begin(), s.end(), [](char c) { return is_control_byte(c) || c == ';'; });
 }
 
 // Whether the attributes (after the first ';') hold a Max-Age of 0 or less.
@@ -21,11 +18,7 @@ bool expires_now(std::string_view attributes) noexcept {
     const std::string_view a = trim_ows(attributes.substr(0, semi));
     attributes = semi == std::string_view::npos ? std::string_view{} : attributes.substr(semi + 1);
     const auto eq = a.find('=');
-    const std::string_view name = trim_ows(a.substr(0, eq));
-    if (eq == std::string_view::npos || name.size() != 7) continue;
-    bool is_max_age = true;
-    for (std::size_t i = 0; i < 7; ++i) is_max_age = is_max_age && (name[i] | 0x20) == "max-age"[i];
-    if (!is_max_age) continue;
+    if (eq == std::string_view::npos || !iequals(trim_ows(a.substr(0, eq)), "max-age")) continue;
     const std::string_view v = trim_ows(a.substr(eq + 1));
     return !v.empty() && (v[0] == '-' || v.find_first_not_of('0') == std::string_view::npos);
   }

@@ -9,11 +9,8 @@ bool chunked(std::string_view response) noexcept {
   bool last_chunked = false;
   for_each_response_header(response, "transfer-encoding", [&](std::string_view v) {
     const auto comma = v.rfind(',');
-    std::string_view last = trim_ows(comma == std::string_view::npos ? v : v.substr(comma + 1));
-    last = last.substr(0, last.find(';'));
-    last_chunked = trim_ows(last).size() == 7;
-    for (std::size_t i = 0; i < 7 && last_chunked; ++i)
-      last_chunked = (last[i] | 0x20) == "chunked"[i];
+    const std::string_view last = comma == std::string_view::npos ? v : v.substr(comma + 1);
+    last_chunked = iequals(trim_ows(last.substr(0, last.find(';'))), "chunked");
   });
   return last_chunked;
 }
@@ -57,7 +54,8 @@ bool final_head(std::string_view response, std::string_view& head,
   for (;;) {
     std::size_t end = response.find("\r\n\r\n");
     std::size_t blank = 4;
-    const std::size_t lf = response.find("\n\n");
+    // A head of bare LFs ends before any CRLF one would: never look for it in the body.
+    const std::size_t lf = response.substr(0, end == std::string_view::npos ? end : end + 2).find("\n\n");
     if (lf != std::string_view::npos && (end == std::string_view::npos || lf < end)) {
       end = lf;
       blank = 2;

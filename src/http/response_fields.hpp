@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "http/text.hpp"
+
 namespace punctual::http {
 
 // The value (spaces trimmed) of the final response's first header called `name` (any case).
@@ -34,13 +36,7 @@ void for_each_response_header(std::string_view response, std::string_view name, 
   if (!detail::final_head(response, head, rest)) return;
   std::size_t at = 0;
   while (detail::next_header(head, at, n, v)) {
-    if (n.size() == name.size()) {
-      bool same = true;
-      for (std::size_t i = 0; i < n.size() && same; ++i) {
-        same = (n[i] | 0x20) == (name[i] | 0x20);
-      }
-      if (same) each(v);
-    }
+    if (iequals(n, name)) each(v);
   }
 }
 

@@ -9,15 +9,7 @@ namespace punctual::http {
 
 namespace {
 
-using runs::field_run;
-using runs::header_kind;
-using runs::is_digit;
-using runs::is_field;
-using runs::is_space;
-using runs::is_token;
-using runs::kind_of;
-using runs::to_lower;
-using runs::version_literal;
+using namespace runs;  // the byte classes both parser paths share
 
 int hex_value(char c) noexcept {
   if (c >= '0' && c <= '9') return c - '0';

@@ -10,15 +10,7 @@
 
 namespace punctual::http {
 
-using runs::field_run;
-using runs::header_kind;
-using runs::is_digit;
-using runs::is_field;
-using runs::is_space;
-using runs::is_token;
-using runs::kind_of;
-using runs::to_lower;
-using runs::version_literal;
+using namespace runs;  // the byte classes both parser paths share
 
 // Most of a header section is runs the byte-wise path would only step through: the status
 // line's fixed prefix, names, values nobody needs, line ends, a Connection token. This takes

@@ -35,6 +35,13 @@ constexpr bool is_token_char(char c) noexcept {
 // would prefer std::quoted whenever <iomanip> happens to be included.
 std::string quoted(std::string_view text);
 
+// A control byte (below 0x20, or DEL): what may not go into a request line or header value a
+// user's data fills in (csv values, captures, cookies), since CR and LF would end or split it.
+constexpr bool is_control_byte(char c) noexcept {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
+}
+
 // Without the optional whitespace (SP and HTAB) around a field value or list element.
 constexpr std::string_view trim_ows(std::string_view s) noexcept {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

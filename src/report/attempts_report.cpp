@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/run_report.hpp"
+#include "report/sections.hpp"
 #include "run/describe.hpp"
 
 namespace punctual::report {

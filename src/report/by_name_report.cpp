@@ -7,12 +7,10 @@
 
 #include "analysis/text.hpp"
 #include "report/run_report.hpp"
+#include "report/sections.hpp"
 
 namespace punctual::report {
 
-// json_report.cpp
-nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
-nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
 
 namespace {
 

@@ -7,14 +7,12 @@
 
 #include "analysis/text.hpp"
 #include "report/run_report.hpp"
+#include "report/sections.hpp"
 #include "run/describe.hpp"
 #include "schedule/plan.hpp"
 
 namespace punctual::report {
 
-// json_report.cpp
-nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
-nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
 
 namespace {
 

@@ -1,23 +1,12 @@
 #include <nlohmann/json.hpp>
 
 #include "report/run_report.hpp"
+#include "report/sections.hpp"
 #include "run/describe.hpp"
 #include "schedule/plan.hpp"
 #include "schedule/trace.hpp"
 
 namespace punctual::report {
-
-// attempts_report.cpp
-nlohmann::ordered_json attempts_json(const run::config& c, const run::result& r);
-nlohmann::ordered_json retry_policy_json(const run::config& c);
-nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
-nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
-// by_name_report.cpp
-nlohmann::ordered_json mix_json(const run::config& c);
-nlohmann::ordered_json by_name_json(const run::config& c, const run::result& r);
-// hybrid_report.cpp
-nlohmann::ordered_json hybrid_model_json(const run::config& c);
-nlohmann::ordered_json sessions_json(const run::config& c, const run::result& r);
 
 namespace {
 

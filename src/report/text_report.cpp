@@ -6,23 +6,11 @@
 #include "punctual/histogram/percentile_text.hpp"
 #include "analysis/text.hpp"
 #include "report/run_report.hpp"
+#include "report/sections.hpp"
 #include "run/describe.hpp"
 #include "schedule/plan.hpp"
 
 namespace punctual::report {
-
-// verdict_text.cpp
-void write_invalid_reasons(std::ostream& out, const verdicts& v);
-void write_validity(std::ostream& out, const verdicts& v);
-void write_slos(std::ostream& out, const verdicts& v);
-// attempts_report.cpp
-void write_attempts_text(std::ostream& out, const run::config& c, const run::result& r);
-// by_name_report.cpp
-std::string describe_mix(const run::config& c);
-void write_by_name_text(std::ostream& out, const run::config& c, const run::result& r);
-// hybrid_report.cpp
-std::string describe_hybrid(const run::config& c, const run::result& r);
-void write_sessions_text(std::ostream& out, const run::config& c, const run::result& r);
 
 namespace {
 

@@ -4,6 +4,7 @@
 
 #include "analysis/text.hpp"
 #include "report/run_report.hpp"
+#include "report/sections.hpp"
 
 namespace punctual::report {
 namespace {

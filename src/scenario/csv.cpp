@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "http/text.hpp"
 #include "scenario/load_error.hpp"
 
 namespace punctual::scenario {
@@ -9,11 +10,6 @@ namespace {
 
 constexpr std::size_t max_columns = 64;
 constexpr std::size_t max_rows = 100'000;
-
-bool is_control(char c) noexcept {
-  const auto u = static_cast<unsigned char>(c);
-  return u < 0x20 || u == 0x7f;
-}
 
 // Reads one line's fields from text[at...]; moves `at` past its line end. False with `error`
 // set when the line is malformed.
@@ -32,7 +28,7 @@ bool read_fields(std::string_view text, std::size_t& at, std::vector<std::string
     const char c = text[at++];
     if (quoted) {
       if (c != '"') {
-        if (is_control(c)) return error = "a control byte or line break inside a value", false;
+        if (http::is_control_byte(c)) return error = "a control byte or line break inside a value", false;
         field += c;
       } else if (at < text.size() && text[at] == '"') {
         field += '"';
@@ -52,7 +48,7 @@ bool read_fields(std::string_view text, std::size_t& at, std::vector<std::string
       quoted = was_quoted = true;
     } else if (c == '"' || was_quoted) {
       return error = "a quote inside an unquoted value, or text after a closing quote", false;
-    } else if (is_control(c)) {
+    } else if (http::is_control_byte(c)) {
       return error = "a control byte in a value", false;
     } else {
       field += c;

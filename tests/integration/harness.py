@@ -151,12 +151,16 @@ NGINX_HTTP_SETTINGS = """\
     keepalive_requests 1000000;
     keepalive_timeout 60s;"""
 
-NGINX_CONF = """\
+# The top of every test nginx's configuration (a format template, {tmp} as above).
+NGINX_PREAMBLE = """\
 user root;
 worker_processes 1;
 pid {tmp}/nginx.pid;
 error_log {tmp}/error.log warn;
 events {{ worker_connections 1024; }}
+"""
+
+NGINX_CONF = NGINX_PREAMBLE + """\
 http {{
     log_format request_line '$request_method $request_uri';
     {access_log};

@@ -18,6 +18,17 @@ import harness  # noqa: E402
 from harness import check, check_eq  # noqa: E402
 
 
+def run_scenario(binary, work, name, text):
+    """Writes the scenario `text` to WORK/NAME and runs it; the run must write its report and keep
+    the denominator for every name and every scenario's sessions."""
+    path = os.path.join(work, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    result = harness.run_punctual(binary, ["--scenario", path])
+    harness.assert_session_denominators(harness.require_report(result))
+    return result
+
+
 BODY_SCENARIO = """\
 target: http://127.0.0.1:{port}
 phases:
@@ -38,11 +49,7 @@ def test_body_checks(binary):
     work = tempfile.mkdtemp(prefix="punctual-hybrid-body-")
     try:
         with harness.punctual_serve(binary) as serve:
-            path = os.path.join(work, "body.yaml")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(BODY_SCENARIO.format(port=serve.port))
-            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path]))
-            harness.assert_session_denominators(report)
+            report = run_scenario(binary, work, "body.yaml", BODY_SCENARIO.format(port=serve.port)).report
             good, bad = report["by_name"]["s.good"], report["by_name"]["s.bad"]
             check(good["planned"] >= 15, f"planned steps: {good['planned']}")
             check_eq(good["outcomes"]["ok"], good["planned"], "s.good ok")
@@ -92,13 +99,9 @@ def test_csv_and_captures(binary):
         with open(os.path.join(work, "users.csv"), "w", encoding="utf-8") as f:
             f.write("user,password\n" + "".join(f"{u},pw-{u}\n" for u in USERS))
         with harness.nginx_server(access_log=True) as nginx:
-            path = os.path.join(work, "capture.yaml")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(CAPTURE_SCENARIO.format(url=nginx.url("")))
             before = len(nginx.access_log())
-            report = harness.require_report(harness.run_punctual(binary, ["--scenario", path]))
+            report = run_scenario(binary, work, "capture.yaml", CAPTURE_SCENARIO.format(url=nginx.url(""))).report
             logged = nginx.access_log()[before:]
-        harness.assert_session_denominators(report)
         sessions = sum(s["planned"] for s in report["sessions"].values())
         check_eq(sessions, 30, "sessions planned")
         logins = collections.Counter(line.split("?u=")[1] for line in logged if "/login?u=" in line)
@@ -150,12 +153,9 @@ def test_cookies(binary):
     try:
         with harness.nginx_server(access_log=True) as nginx:
             for cookies, rate in (("true", 20), ("false", 5)):
-                path = os.path.join(work, f"cookies-{cookies}.yaml")
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(COOKIE_SCENARIO.format(url=nginx.url(""), rate=rate, cookies=cookies))
                 before = len(nginx.access_log())
-                report = harness.require_report(harness.run_punctual(binary, ["--scenario", path]))
-                harness.assert_session_denominators(report)
+                text = COOKIE_SCENARIO.format(url=nginx.url(""), rate=rate, cookies=cookies)
+                report = run_scenario(binary, work, f"cookies-{cookies}.yaml", text).report
                 checks = [line for line in nginx.access_log()[before:] if line.startswith("GET /check?")]
                 check_eq(len(checks), report["by_name"]["c.check"]["planned"], f"cookies: {cookies}: checks sent")
                 for line in checks:
@@ -187,14 +187,10 @@ def test_per_user_connections(binary):
     work = tempfile.mkdtemp(prefix="punctual-hybrid-per-user-")
     try:
         with harness.nginx_server() as nginx:
-            path = os.path.join(work, "per-user.yaml")
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(PER_USER_SCENARIO.format(url=nginx.url("")))
             before = nginx.accepts()
-            r = harness.run_punctual(binary, ["--scenario", path])
-            report = harness.require_report(r)
+            r = run_scenario(binary, work, "per-user.yaml", PER_USER_SCENARIO.format(url=nginx.url("")))
+            report = r.report
             accepted = nginx.accepts() - before - 1  # stub_status's own request
-        harness.assert_session_denominators(report)
         users = report["sessions"]["u"]["planned"]
         check_eq(users, 20, "users planned")
         check_eq(report["by_name"]["u.second"]["outcomes"]["ok"], users, "second steps ok")

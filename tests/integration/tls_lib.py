@@ -263,12 +263,7 @@ LOCATIONS = harness.NGINX_LOCATIONS
 LOG_FIELDS = ("server_port", "protocol", "cipher", "reused", "sni", "host", "client_verify",
               "client_dn", "uri", "status", "bytes_sent")
 
-NGINX_TLS_CONF = """\
-user root;
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 1024; }}
+NGINX_TLS_CONF = harness.NGINX_PREAMBLE + """\
 http {{
     log_format tls '$server_port|$ssl_protocol|$ssl_cipher|$ssl_session_reused|$ssl_server_name|'
                    '$http_host|$ssl_client_verify|$ssl_client_s_dn|$request_uri|$status|$bytes_sent';

@@ -99,25 +99,14 @@ void start_server(served& s, std::vector<const char*> args = {}) {
   std::fclose(in);
 }
 
-long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
-                            std::uint64_t& planned, bool retries = false, bool tls = false) {
-  engine::run_config c = test::loopback_get(port);
-  if (tls) {
-    c.tls.enabled = true;
-    c.tls.verify = false;
-    c.tls.server_name = "localhost";
-  }
+// Runs `c` at `rate_per_s` for `duration` (two workers) with the allocation counter on; the
+// worker threads' allocations, and the measured counts, whose outcomes must add up to planned.
+long counted_run(engine::run_config c, double rate_per_s, std::chrono::milliseconds duration,
+                 record::counters& counts) {
   c.threads = 2;
-  c.connections = 4;
   c.duration = duration;
-  if (retries) {
-    c.retry.retries = 2;
-    c.retry.on = 1U << record::index(record::retry_cause::status_5xx);
-    c.retry.backoff_base = std::chrono::milliseconds(1);
-    c.retry.backoff_cap = std::chrono::milliseconds(4);
-  }
   schedule::plan p;
-  p.rate_per_s = 2000;
+  p.rate_per_s = rate_per_s;
   p.duration = duration;
   p.workers = 2;
   c.plan = p;
@@ -126,14 +115,35 @@ long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   counting = true;
   const auto r = run.execute([](std::int64_t, const record::view_set&) {});
   counting = false;
-  planned = r.measured.counts.planned;
-  EXPECT_EQ(r.measured.counts.outcome_total(), planned);
-  if (retries) {
-    EXPECT_GT(r.measured.counts.attempts.retries, planned / 10);  // the retry path ran
-  } else {
-    EXPECT_EQ(r.measured.counts.outcomes[record::index(record::outcome::ok)], planned);
-  }
+  counts = r.measured.counts;
+  EXPECT_EQ(counts.outcome_total(), counts.planned);
   return worker_allocations.load();
+}
+
+long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
+                            std::uint64_t& planned, bool retries = false, bool tls = false) {
+  engine::run_config c = test::loopback_get(port);
+  if (tls) {
+    c.tls.enabled = true;
+    c.tls.verify = false;
+    c.tls.server_name = "localhost";
+  }
+  c.connections = 4;
+  if (retries) {
+    c.retry.retries = 2;
+    c.retry.on = 1U << record::index(record::retry_cause::status_5xx);
+    c.retry.backoff_base = std::chrono::milliseconds(1);
+    c.retry.backoff_cap = std::chrono::milliseconds(4);
+  }
+  record::counters counts;
+  const long allocations = counted_run(c, 2000, duration, counts);
+  planned = counts.planned;
+  if (retries) {
+    EXPECT_GT(counts.attempts.retries, planned / 10);  // the retry path ran
+  } else {
+    EXPECT_EQ(counts.outcomes[record::index(record::outcome::ok)], planned);
+  }
+  return allocations;
 }
 
 TEST(engine_alloc, request_path_allocates_nothing) {
@@ -186,9 +196,7 @@ TEST(engine_alloc, tls_request_path_allocates_nothing) {
 // body search allocate nothing per user once the run has started.
 long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds duration, std::uint64_t& planned) {
   engine::run_config c = test::loopback_get(port);
-  c.threads = 2;
   c.connections = 8;
-  c.duration = duration;
   c.model = run::model_kind::hybrid;
   run::hybrid_config h;
   h.scenarios.push_back({"s", 1, {{0, {}, nullptr, {}, false}, {1, {}, nullptr, {}, false}}, 2});
@@ -206,21 +214,12 @@ long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   c.mix[2].session = true;
   c.mix[2].bytes.clear();
   c.hybrid = std::move(h);
-  schedule::plan p;
-  p.rate_per_s = 400;
-  p.duration = duration;
-  p.workers = 2;
-  c.plan = p;
-  engine::load_run run(c);
-  worker_allocations = 0;
-  counting = true;
-  const auto r = run.execute([](std::int64_t, const record::view_set&) {});
-  counting = false;
-  planned = r.measured.counts.planned;
-  EXPECT_EQ(r.measured.counts.outcome_total(), planned);
-  EXPECT_EQ(r.measured.counts.outcomes[record::index(record::outcome::ok)], planned);
-  EXPECT_EQ(r.measured.counts.body_missing, 0u);
-  return worker_allocations.load();
+  record::counters counts;
+  const long allocations = counted_run(c, 400, duration, counts);
+  planned = counts.planned;
+  EXPECT_EQ(counts.outcomes[record::index(record::outcome::ok)], planned);
+  EXPECT_EQ(counts.body_missing, 0u);
+  return allocations;
 }
 
 TEST(engine_alloc, hybrid_session_path_allocates_nothing) {

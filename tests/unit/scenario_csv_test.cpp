@@ -26,6 +26,7 @@ TEST(scenario_csv, refusals_say_the_line) {
   const std::vector<std::pair<std::string, std::pair<int, std::string>>> cases = {
       {"", {1, "no header row"}},
       {"a,b\n", {2, "no rows"}},
+      {"a,b", {1, "no rows"}},  // no line after the header: its own line (csv_fuzz found 2)
       {"a,b\n1\n", {2, "1 values for 2 columns"}},
       {"a,a\n1,2\n", {1, "appears twice"}},
       {"a,b c\n1,2\n", {1, "is not [A-Za-z0-9_-]+"}},

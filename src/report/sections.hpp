@@ -1,0 +1,40 @@
+// The report's sections, a file each (named beside each group), which text_report.cpp and
+// json_report.cpp put together. Internal to src/report: one declaration per piece, included by
+// the file that defines it too, so a signature cannot drift between them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "punctual/histogram/histogram.hpp"
+#include "record/outcome.hpp"
+#include "report/run_report.hpp"
+
+namespace punctual::report {
+
+// json_report.cpp
+nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
+nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
+// verdict_text.cpp
+void write_invalid_reasons(std::ostream& out, const verdicts& v);
+void write_validity(std::ostream& out, const verdicts& v);
+void write_slos(std::ostream& out, const verdicts& v);
+// attempts_report.cpp
+nlohmann::ordered_json attempts_json(const run::config& c, const run::result& r);
+nlohmann::ordered_json retry_policy_json(const run::config& c);
+void write_attempts_text(std::ostream& out, const run::config& c, const run::result& r);
+// by_name_report.cpp
+nlohmann::ordered_json mix_json(const run::config& c);
+nlohmann::ordered_json by_name_json(const run::config& c, const run::result& r);
+std::string describe_mix(const run::config& c);
+void write_by_name_text(std::ostream& out, const run::config& c, const run::result& r);
+// hybrid_report.cpp
+nlohmann::ordered_json hybrid_model_json(const run::config& c);
+nlohmann::ordered_json sessions_json(const run::config& c, const run::result& r);
+std::string describe_hybrid(const run::config& c, const run::result& r);
+void write_sessions_text(std::ostream& out, const run::config& c, const run::result& r);
+
+}  // namespace punctual::report
