@@ -13,8 +13,6 @@ constexpr nanoseconds coarse_tick{1'000'000};
 // Below this, waiting for a deadline by polling costs less CPU than a sleep (~35 us per
 // sleep-and-wake here, docs/design.md), and lands on time instead of ~60 us late.
 constexpr nanoseconds spin_below{30'000};
-// A response waits unread for the next due wake-up only when that comes within this long.
-constexpr nanoseconds harvest_horizon{1'000'000};
 // Fine mode wakes early (by the learnt lateness) only for waits at least this long.
 constexpr nanoseconds early_wake_above{200'000};
 constexpr nanoseconds max_early_wake{150'000};

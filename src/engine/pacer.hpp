@@ -20,6 +20,9 @@ struct wait_plan {
 
 class pacer {
  public:
+  // A response waits unread for the next due wake-up only when that comes within this long.
+  static constexpr nanoseconds harvest_horizon{1'000'000};
+
   // `uneven_gaps`: the schedule's gaps vary (Poisson), so in fine mode every wait wakes early,
   // not only long ones (see the constructor's use in worker.cpp).
   pacer(precision_mode mode, bool uneven_gaps) noexcept : mode_(mode), uneven_gaps_(uneven_gaps) {}

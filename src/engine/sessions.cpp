@@ -194,6 +194,18 @@ void session_driver::end(std::uint32_t id, std::uint16_t first_unsent, record::o
   }
 }
 
+void session_driver::set_read_horizon(nanoseconds horizon) noexcept {
+  thinks_outlast_ = true;
+  for (const auto& sc : hybrid_.scenarios) {
+    for (std::size_t i = 0; i + 1 < sc.steps.size(); ++i) {
+      // The shortest think each shape can draw: an exponential one can draw zero.
+      const auto& t = sc.steps[i].think;
+      const nanoseconds least = t.shape == schedule::think_time::kind::exponential ? nanoseconds{0} : t.a;
+      thinks_outlast_ = thinks_outlast_ && least >= horizon;
+    }
+  }
+}
+
 bool session_driver::next_ended(std::uint32_t& slot) noexcept {
   if (ended_.empty()) return false;
   slot = ended_.back();

@@ -53,6 +53,13 @@ class session_driver final : public record::outcome_listener {
   }
   bool idle() const noexcept { return active_ == 0 && waiting_.empty(); }
 
+  // Whether a response may wait unread for up to `horizon`: when every think time that follows
+  // a response is at least that long, the user's next step is due no earlier than the deferred
+  // read, so the deferral holds nothing back; and when no arrival waits for the user slot that
+  // a session's last response would free.
+  bool reads_may_wait() const noexcept { return thinks_outlast_ && waiting_.empty(); }
+  void set_read_horizon(nanoseconds horizon) noexcept;
+
   // connection: per_user. An ended session's slot (and so its connection, which has the same
   // number) is held until the worker has closed that connection and calls release(), so that
   // the next user of the slot opens a connection of its own.
@@ -116,6 +123,7 @@ class session_driver final : public record::outcome_listener {
   // Per session slot: its user's variables (hybrid_config::variables). Kept apart from
   // `sessions_` so a reused slot keeps its strings' room.
   bool hold_ended_ = false;
+  bool thinks_outlast_ = false;  // set_read_horizon
   std::vector<std::uint32_t> ended_;  // held slots, ended but not yet released
   std::vector<std::vector<std::string>> values_;
   std::vector<http::cookie_jar> jars_;  // per session slot, when the file keeps cookies

@@ -45,7 +45,9 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       // only treats every send alike. Poisson and trace gaps have every length, and a lateness
       // that differs with the wait would distort the gaps the server sees (the
       // poisson_send_gaps warning): there every wait wakes early, and the short ones are spun.
-      pacer_(config.precision, plan && plan->arrival != schedule::arrival_kind::constant),
+      // A hybrid run's later steps are due at completions plus think times: gaps of every length.
+      pacer_(config.precision, config.model == model_kind::hybrid ||
+                                   (plan && plan->arrival != schedule::arrival_kind::constant)),
       id_(id),
       connections_(connections),
       queue_(config.max_queue ? config.max_queue : 4096),
@@ -65,7 +67,9 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
   idle_.reserve(connections);
   early_handshakes_.reserve(connections);
   std::uint32_t slots = 0;
-  bool defer = config.model == model_kind::open;
+  // The closed model sends on each response, so its responses never wait unread.
+  bool defer = config.model != model_kind::closed;
+  if (sessions_) sessions_->set_read_horizon(pacer::harvest_horizon);
   for (auto& c : connections_) {
     c.transport = parts.transports.make();
     c.codec = http::make_http1_codec();
@@ -507,10 +511,12 @@ void worker::scan_connections(nanoseconds now) noexcept {
 
 // Waits as the pacer plans. Responses may wait unread for the next due wake-up (their receive
 // stamps date them), except in the closed model and while requests queue (a response frees a
-// connection one of them needs) or a request waits on its connection's connect or blocked write.
+// connection one of them needs) or a request waits on its connection's connect or blocked write,
+// and in the hybrid model only while no response could hold back a user (reads_may_wait).
 std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
   const nanoseconds wake_at = next_wake(now);
-  const bool can_defer = reads_may_wait_ && queue_.empty() && !scan_.awaits_socket;
+  const bool can_defer = reads_may_wait_ && queue_.empty() && !scan_.awaits_socket &&
+                         (!sessions_ || sessions_->reads_may_wait());
   const wait_plan w = pacer_.plan(now, wake_at, can_defer);
   if (w.timer_sleep.count() > 0) {
     tick_loop_.wait(events_, w.timer_sleep);

@@ -133,8 +133,8 @@ class worker {
   std::optional<schedule::worker_stream> stream_;
   schedule::entry next_{};
   bool has_next_ = false;
-  // Responses may wait unread for the next due wake-up: the open model, with a codec that allows
-  // it (the closed model needs each response at once to send the next request).
+  // Responses may wait unread for the next due wake-up: the open and hybrid models, with a codec
+  // that allows it (the closed model needs each response at once to send the next request).
   bool reads_may_wait_ = false;
   // connection: per_user (hybrid): connection i belongs to session slot i, opened by its user's
   // first step and closed when the session ends; never shared, never opened ahead.

@@ -51,6 +51,18 @@ std::uint64_t sessions_planned(const run::config& c, const run::result& r) {
   return n;
 }
 
+// "  failed at: login 3, pay 1": the steps whose failure ended this scenario's sessions.
+void write_failed_at(std::ostream& out, const run::config& c, const run::result& r,
+                     const run::hybrid_scenario& sc) {
+  std::string text;
+  for (const auto& st : sc.steps) {
+    if (st.name >= r.by_name.size() || r.by_name[st.name].sessions_failed_here == 0) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", c.mix[st.name].name,
+                        r.by_name[st.name].sessions_failed_here);
+  }
+  if (!text.empty()) fmt::print(out, "  failed at: {}\n", text);
+}
+
 }  // namespace
 
 // "hybrid from s.yaml, user arrivals: poisson arrivals (seed 1), 50 users/s for 60s (3000
@@ -94,6 +106,7 @@ void write_sessions_text(std::ostream& out, const run::config& c, const run::res
     fmt::print(out, "{:<24} {:>8} {:>8} {:>8} {:>8} {:>8}  {:>10} {:>10} {:>10} {:>10}\n", sc.name,
                n.planned, o(record::outcome::ok), failed, o(record::outcome::skipped), other,
                cell(50), cell(90), cell(99), cell(100));
+    write_failed_at(out, c, r, sc);
   }
 }
 

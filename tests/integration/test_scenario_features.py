@@ -100,7 +100,8 @@ def test_csv_and_captures(binary):
             f.write("user,password\n" + "".join(f"{u},pw-{u}\n" for u in USERS))
         with harness.nginx_server(access_log=True) as nginx:
             before = len(nginx.access_log())
-            report = run_scenario(binary, work, "capture.yaml", CAPTURE_SCENARIO.format(url=nginx.url(""))).report
+            result = run_scenario(binary, work, "capture.yaml", CAPTURE_SCENARIO.format(url=nginx.url("")))
+            report = result.report
             logged = nginx.access_log()[before:]
         sessions = sum(s["planned"] for s in report["sessions"].values())
         check_eq(sessions, 30, "sessions planned")
@@ -121,6 +122,9 @@ def test_csv_and_captures(binary):
         check_eq(report["sessions"]["broken"]["failed_at"], {"broken.login": broken["planned"], "broken.after": 0},
                  "broken sessions failed at their login")
         check_eq(report["sessions"]["shop"]["failed_at"], {"shop.login": 0, "shop.orders": 0}, "shop sessions")
+        failed_lines = [line.strip() for line in result.stdout.splitlines() if "failed at:" in line]
+        check_eq(failed_lines, [f"failed at: broken.login {broken['planned']}"],
+                 "the text report's 'failed at' lines (the broken scenario's only)")
         check_eq(report["http_errors"], {"status": 0, "body": 0, "capture": broken["planned"]}, "http_errors")
         check(not any("/after" in line for line in logged), "a step after a failed capture was sent")
     finally:

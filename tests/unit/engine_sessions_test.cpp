@@ -7,6 +7,7 @@
 namespace punctual::engine {
 namespace {
 
+using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -118,6 +119,36 @@ TEST(session_driver, over_max_users_an_arrival_waits_or_is_dropped) {
   EXPECT_EQ(drop.name(0).outcomes[record::index(record::outcome::dropped)], 1u);
   EXPECT_EQ(drop.name(1).outcomes[record::index(record::outcome::dropped)], 1u);
   EXPECT_EQ(drop.name(2).outcomes[record::index(record::outcome::dropped)], 1u);
+}
+
+// A response may wait unread only when no think time after it could be shorter than the wait,
+// and no arrival waits for the slot a session's end frees: a zero think gives no send lag.
+TEST(session_driver, responses_wait_unread_only_when_no_user_could_be_held_back) {
+  const nanoseconds horizon = milliseconds(1);
+  auto with_think = [&](schedule::think_time t) {
+    run::hybrid_config h = one_scenario();
+    h.scenarios[0].steps[0].think = t;
+    h.scenarios[0].steps[1].think = {};  // the last step's think follows no response of note
+    fixture f(h);
+    f.driver.set_read_horizon(horizon);
+    return f.driver.reads_may_wait();
+  };
+  using kind = schedule::think_time::kind;
+  EXPECT_TRUE(with_think({kind::fixed, milliseconds(1), {}}));
+  EXPECT_FALSE(with_think({kind::fixed, microseconds(999), {}}));
+  EXPECT_FALSE(with_think({kind::fixed, {}, {}}));
+  EXPECT_TRUE(with_think({kind::uniform, milliseconds(2), milliseconds(5)}));
+  EXPECT_FALSE(with_think({kind::uniform, {}, milliseconds(5)}));
+  EXPECT_FALSE(with_think({kind::exponential, seconds(2), {}}));  // it can draw zero
+
+  fixture queue(one_scenario(1), 1);
+  queue.driver.set_read_horizon(horizon);
+  EXPECT_TRUE(queue.driver.reads_may_wait());
+  record::request_times a, b;
+  queue.driver.arrive(1, start + milliseconds(1), a);
+  ASSERT_EQ(queue.driver.arrive(2, start + milliseconds(2), b), session_driver::arrival_fate::wait);
+  queue.driver.wait_for_slot(b);
+  EXPECT_FALSE(queue.driver.reads_may_wait());  // a's last response frees b's slot
 }
 
 TEST(session_driver, steps_not_started_by_the_end_are_skipped) {
