@@ -377,12 +377,13 @@ slot* worker::free_slot(const record::request_times& t, nanoseconds now) noexcep
 }
 
 // connection: per_user: an ended user's connection closes, and only then is its slot free for
-// the next user, who will open its own.
+// the next user, who will open its own (and handshake in full: a new user is a new browser).
 void worker::close_ended_users(nanoseconds now) {
   std::uint32_t id = 0;
   while (sessions_->next_ended(id)) {
     connection& c = connections_[id];
     if (c.state != conn_state::closed) close_connection(c, now);
+    c.transport->forget_session();
     sessions_->release(id);
   }
 }

@@ -141,6 +141,7 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
   if (per_user_) {
     for (auto& c : opened) {
       if (c.state != conn_state::closed) close_connection(c, net::mono_now());
+      c.transport->forget_session();  // the first user must not resume the check's session
     }
   }
   return ready;

@@ -56,6 +56,7 @@ class tcp_transport final : public transport {
   }
   bool is_open() const noexcept override { return fd_ >= 0; }
   const tls_state& tls() const noexcept override { return no_tls_; }
+  void forget_session() noexcept override {}
 
  private:
   setup_status fail(int err) noexcept {

@@ -116,6 +116,10 @@ class tls_transport final : public transport {
   }
   bool is_open() const noexcept override { return fd_ >= 0; }
   const tls_state& tls() const noexcept override { return state_; }
+  void forget_session() noexcept override {
+    if (session_) SSL_SESSION_free(session_);
+    session_ = nullptr;
+  }
 
   // The context's new-session callback lands here (TLS 1.3 sends tickets after the handshake).
   void keep(SSL_SESSION* session) noexcept {

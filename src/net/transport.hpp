@@ -75,6 +75,9 @@ class transport {
   virtual void close() noexcept = 0;
   virtual bool is_open() const noexcept = 0;
   virtual const tls_state& tls() const noexcept = 0;
+  // The connection will next be opened for someone else (another hybrid user): it must not
+  // resume the last TLS session, as another browser could not. Nothing for plain TCP.
+  virtual void forget_session() noexcept = 0;
 };
 
 // Edge-triggered readiness for a transport's socket. Writability is asked for only while

@@ -15,16 +15,17 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+import tls_lib  # noqa: E402
 from harness import check, check_eq  # noqa: E402
 
 
-def run_scenario(binary, work, name, text):
-    """Writes the scenario `text` to WORK/NAME and runs it; the run must write its report and keep
-    the denominator for every name and every scenario's sessions."""
+def run_scenario(binary, work, name, text, *args):
+    """Writes the scenario `text` to WORK/NAME and runs it (with ARGS); the run must write its
+    report and keep the denominator for every name and every scenario's sessions."""
     path = os.path.join(work, name)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-    result = harness.run_punctual(binary, ["--scenario", path])
+    result = harness.run_punctual(binary, ["--scenario", path, *args])
     harness.assert_session_denominators(harness.require_report(result))
     return result
 
@@ -206,6 +207,23 @@ def test_per_user_connections(binary):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def test_per_user_tls(binary):
+    """Over TLS a new user is a new browser: each handshakes in full, even on the connection slot
+    an earlier user left (or the check before the start used); nothing resumes."""
+    work = tempfile.mkdtemp(prefix="punctual-hybrid-per-user-tls-")
+    try:
+        with tls_lib.tls_serve(binary, "--tls-self-signed") as serve:
+            report = run_scenario(binary, work, "per-user-tls.yaml", PER_USER_SCENARIO.format(url=serve.url("")),
+                                  "--insecure", "-t1").report
+        users = report["sessions"]["u"]["planned"]
+        check_eq(report["by_name"]["u.second"]["outcomes"]["ok"], users, "second steps ok")
+        tls = report["tls"]
+        check_eq((tls["handshakes"], tls["resumed"]), (users + 1, 0),
+                 "handshakes (one per user and the check's) and resumed ones")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     binary = harness.binary_from_argv()
     checks = harness.Checks("scenario features")
@@ -213,6 +231,7 @@ def main():
     checks.run("csv rows and captures reach the requests", test_csv_and_captures, binary)
     checks.run("a cookie jar per user", test_cookies, binary)
     checks.run("a connection per user", test_per_user_connections, binary)
+    checks.run("a connection per user over TLS: no user resumes another's session", test_per_user_tls, binary)
     checks.finish()
 
 
