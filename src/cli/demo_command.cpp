@@ -62,8 +62,6 @@ hdr::histogram truth(const engine::run_result& open, const std::vector<server::s
   return h;
 }
 
-std::string ms(std::int64_t ns) { return fmt::format("{:.2f}", static_cast<double>(ns) / 1e6); }
-
 void print_table(std::ostream& out, const std::vector<std::pair<std::string, hdr::histogram>>& cols) {
   fmt::print(out, "\n{:>6}", "ms");
   for (const auto& c : cols) fmt::print(out, "  {:>22}", c.first);

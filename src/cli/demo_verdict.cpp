@@ -11,9 +11,6 @@ constexpr std::int64_t one_ms = 1'000'000;
 
 enum class place { below, within, above };
 
-std::string ms(std::int64_t ns) {
-  return fmt::format("{:.2f}", static_cast<double>(ns) / 1e6);
-}
 
 // Doubles, as truth_lib.py computes the band, so both accept exactly the same values.
 double low_bound_ns(std::int64_t truth_ns) {
@@ -111,6 +108,10 @@ std::string open_failure(const demo_column& open, const demo_column& truth) {
 }
 
 }  // namespace
+
+std::string ms(std::int64_t ns) {
+  return fmt::format("{:.2f}", static_cast<double>(ns) / 1e6);
+}
 
 bool within_truth_tolerance(std::int64_t truth_ns, std::int64_t measured_ns) noexcept {
   const auto measured = static_cast<double>(measured_ns);

@@ -36,4 +36,7 @@ struct demo_verdict {
 
 demo_verdict judge_demo(const demo_columns& columns);
 
+// Nanoseconds as milliseconds with two decimals, as the demo's table and verdict print them.
+std::string ms(std::int64_t ns);
+
 }  // namespace punctual::cli

@@ -12,7 +12,6 @@
 namespace punctual::engine {
 namespace {
 
-constexpr std::uint64_t wake_token = ~std::uint64_t{0};
 constexpr nanoseconds interrupt_drain{1'000'000'000};
 // Room for this many retries in backoff at once before the heap has to grow.
 constexpr std::size_t retry_reserve = 4096;

@@ -136,6 +136,8 @@ class worker {
   // Responses may wait unread for the next due wake-up: the open and hybrid models, with a codec
   // that allows it (the closed model needs each response at once to send the next request).
   bool reads_may_wait_ = false;
+  // The event-loop token of the worker's own eventfd (connections use their index).
+  static constexpr std::uint64_t wake_token = ~std::uint64_t{0};
   // connection: per_user (hybrid): connection i belongs to session slot i, opened by its user's
   // first step and closed when the session ends; never shared, never opened ahead.
   bool per_user_ = false;

@@ -15,7 +15,6 @@ namespace {
 // After a failed connect, a connection is not reopened for this long, so a dead target does
 // not turn the worker into a connect loop.
 constexpr nanoseconds reconnect_backoff{10'000'000};
-constexpr std::uint64_t wake_token = ~std::uint64_t{0};
 
 record::socket_reason reason_of(net::failure_kind kind) noexcept {
   switch (kind) {

@@ -10,8 +10,6 @@ namespace punctual::net {
 namespace {
 
 
-constexpr std::uint32_t read_events = transport_read_events;
-constexpr std::uint32_t write_events = transport_write_events;
 
 class tcp_transport final : public transport {
  public:
@@ -24,14 +22,14 @@ class tcp_transport final : public transport {
     if (fd < 0) return fail(-fd);
     enable_receive_timestamps(fd);
     fd_ = fd;
-    loop.add(fd_, write_events, token_);
+    loop.add(fd_, transport_write_events, token_);
     return setup_status::in_progress;
   }
 
   setup_status advance() noexcept override {
     const int err = finish_connect(fd_);
     if (err != 0) return fail(err);
-    loop_->modify(fd_, read_events, token_);
+    loop_->modify(fd_, transport_read_events, token_);
     return setup_status::ready;
   }
 
@@ -45,7 +43,7 @@ class tcp_transport final : public transport {
   }
   bool drained_after_short_read() const noexcept override { return true; }
   void watch_writable(bool on) noexcept override {
-    loop_->modify(fd_, on ? read_events | write_events : read_events, token_);
+    loop_->modify(fd_, on ? transport_read_events | transport_write_events : transport_read_events, token_);
   }
 
   void close() noexcept override {

@@ -15,8 +15,6 @@
 namespace punctual::net {
 namespace {
 
-constexpr std::uint32_t read_events = transport_read_events;
-constexpr std::uint32_t write_events = transport_write_events;
 
 // OpenSSL's reason for the newest error on the queue ("wrong version number"), then cleared.
 void reason_text(std::string& out, const char* fallback) {
@@ -45,7 +43,7 @@ class tls_transport final : public transport {
     enable_receive_timestamps(fd);
     fd_ = fd;
     connected_ = false;
-    loop.add(fd_, write_events, token_);
+    loop.add(fd_, transport_write_events, token_);
     return setup_status::in_progress;
   }
 
@@ -62,10 +60,10 @@ class tls_transport final : public transport {
     if (r == 1) return handshake_done();
     switch (SSL_get_error(ssl_, r)) {
       case SSL_ERROR_WANT_READ:
-        loop_->modify(fd_, read_events, token_);
+        loop_->modify(fd_, transport_read_events, token_);
         return setup_status::in_progress;
       case SSL_ERROR_WANT_WRITE:
-        loop_->modify(fd_, read_events | write_events, token_);
+        loop_->modify(fd_, transport_read_events | transport_write_events, token_);
         return setup_status::in_progress;
       default:
         return handshake_failed();
@@ -98,7 +96,7 @@ class tls_transport final : public transport {
     return socket_drained_ && SSL_has_pending(ssl_) == 0;
   }
   void watch_writable(bool on) noexcept override {
-    loop_->modify(fd_, on ? read_events | write_events : read_events, token_);
+    loop_->modify(fd_, on ? transport_read_events | transport_write_events : transport_read_events, token_);
   }
 
   void close() noexcept override {
@@ -229,7 +227,7 @@ bool tls_transport::begin_handshake() noexcept {
 }
 
 setup_status tls_transport::handshake_done() noexcept {
-  loop_->modify(fd_, read_events, token_);
+  loop_->modify(fd_, transport_read_events, token_);
   state_.handshaken = true;
   state_.resumed = SSL_session_reused(ssl_) == 1;
   state_.handshake_time = mono_now() - handshake_started_;

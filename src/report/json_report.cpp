@@ -89,11 +89,6 @@ json correction_json(const run::config& c) {
   return json{{"kind", "expected-interval"}, {"expected_interval_ns", c.expected_interval->count()}};
 }
 
-double per_second(std::uint64_t n, nanoseconds window) {
-  return window.count() > 0 ? static_cast<double>(n) * 1e9 / static_cast<double>(window.count())
-                            : 0.0;
-}
-
 json generator_json(const run::result& r) {
   json workers = json::array();
   for (const auto& w : r.workers) {

@@ -15,6 +15,12 @@
 
 namespace punctual::report {
 
+// n events over `window`, per second (0 for an empty window).
+inline double per_second(std::uint64_t n, nanoseconds window) {
+  return window.count() > 0 ? static_cast<double>(n) * 1e9 / static_cast<double>(window.count())
+                            : 0.0;
+}
+
 // json_report.cpp
 nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
 nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);

@@ -14,11 +14,6 @@ namespace punctual::report {
 
 namespace {
 
-double per_second(std::uint64_t n, nanoseconds window) {
-  return window.count() > 0 ? static_cast<double>(n) * 1e9 / static_cast<double>(window.count())
-                            : 0.0;
-}
-
 // What TLS was negotiated and, in words, whether the server's certificate was checked.
 void write_tls_line(std::ostream& out, const run::config& c, const run::result& r) {
   const auto& counts = r.measured.counts;

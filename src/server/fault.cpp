@@ -14,42 +14,42 @@ namespace punctual::server {
 
 namespace {
 
-constexpr std::array<std::string_view, fault_kind_count> names = {
+constexpr std::array<std::string_view, fault_kind_count> fault_names = {
     "none",   "reset",   "garbage", "close-delimited", "huge-headers", "trickle",
     "continue", "chunked", "http10", "close-after",     "never", "503", "429"};
 
-[[noreturn]] void bad(std::string_view text, const std::string& why) {
+[[noreturn]] void bad_fault(std::string_view text, const std::string& why) {
   throw std::invalid_argument("--fault: " + why + ", got '" + std::string(text) + "'");
 }
 
 }  // namespace
 
 std::string_view fault_name(fault_kind kind) {
-  return names[static_cast<std::size_t>(kind)];
+  return fault_names[static_cast<std::size_t>(kind)];
 }
 
 std::optional<fault_kind> fault_from_name(std::string_view name) {
-  return kind_from_name<fault_kind>(names, name);
+  return kind_from_name<fault_kind>(fault_names, name);
 }
 
 fault_spec parse_fault(std::string_view text) {
   const auto colon = text.find(':');
-  if (colon == std::string_view::npos) bad(text, "expected KIND:FRACTION such as reset:0.1");
+  if (colon == std::string_view::npos) bad_fault(text, "expected KIND:FRACTION such as reset:0.1");
   std::string_view kind_text = text.substr(0, colon);
   const std::string_view fraction_text = text.substr(colon + 1);
   fault_spec spec;
   const auto equals = kind_text.find('=');
   if (equals != std::string_view::npos) {
-    if (kind_text.substr(0, equals) != "reset") bad(text, "only reset takes =N");
+    if (kind_text.substr(0, equals) != "reset") bad_fault(text, "only reset takes =N");
     const std::string_view n = kind_text.substr(equals + 1);
     const auto r = std::from_chars(n.data(), n.data() + n.size(), spec.reset_after_bytes);
     if (n.empty() || r.ec != std::errc{} || r.ptr != n.data() + n.size()) {
-      bad(text, "expected reset=N with N a byte count");
+      bad_fault(text, "expected reset=N with N a byte count");
     }
     kind_text = kind_text.substr(0, equals);
   }
   const auto kind = fault_from_name(kind_text);
-  if (!kind) bad(text, "unknown fault kind (expected one of " + known_kinds(names) + ")");
+  if (!kind) bad_fault(text, "unknown fault kind (expected one of " + known_kinds(fault_names) + ")");
   spec.kind = *kind;
   // strtod on a copy: from_chars for double is not in every standard library we build with.
   const std::string fraction(fraction_text);
@@ -57,7 +57,7 @@ fault_spec parse_fault(std::string_view text) {
   spec.fraction = fraction.empty() ? -1 : std::strtod(fraction.c_str(), &end);
   if (fraction.empty() || end != fraction.c_str() + fraction.size() ||
       !std::isfinite(spec.fraction) || spec.fraction < 0 || spec.fraction > 1) {
-    bad(text, "expected a FRACTION between 0 and 1");
+    bad_fault(text, "expected a FRACTION between 0 and 1");
   }
   return spec;
 }

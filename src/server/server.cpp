@@ -12,6 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "net/clock.hpp"
 #include "server/worker.hpp"
 
 namespace punctual::server {
@@ -23,11 +24,6 @@ namespace {
 // Sleeping on a condition variable wakes ~60 us late here; the last stretch is spun so stalls
 // begin and end within a few us of their plan.
 constexpr nanoseconds spin_margin{200'000};
-
-nanoseconds mono_now() {
-  return std::chrono::duration_cast<nanoseconds>(
-      std::chrono::steady_clock::now().time_since_epoch());
-}
 
 // Both clocks read back to back, so a log line can be lined up on either.
 void read_clocks(std::int64_t& mono_ns, std::int64_t& unix_ns) {
@@ -133,7 +129,7 @@ std::uint16_t server::start() {
         std::make_unique<worker>(i, config_, listen_fd_, gate_, responses_, tls_.get()));
     writer_slots_.push_back(&workers_.back()->writer());
   }
-  origin_ = mono_now();
+  origin_ = net::mono_now();
   for (auto& w : workers_) threads_.emplace_back([w = w.get()] { w->run(); });
   controller_ = std::thread([this] { control_loop(); });
   return port_;
@@ -185,7 +181,7 @@ bool server::sleep_until(nanoseconds mono_deadline) {
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(mono_deadline - spin_margin)};
   if (changed_.wait_until(lock, coarse, stop_asked)) return false;
   lock.unlock();
-  while (mono_now() < mono_deadline) {
+  while (net::mono_now() < mono_deadline) {
   }
   return true;
 }
@@ -195,7 +191,7 @@ void server::control_loop() {
   const nanoseconds deadline =
       config_.duration.count() > 0 ? origin_ + config_.duration : nanoseconds::max();
   for (;;) {
-    const auto window = plan_.next_stall_after(mono_now() - origin_);
+    const auto window = plan_.next_stall_after(net::mono_now() - origin_);
     const nanoseconds stall_start = window ? origin_ + window->start : nanoseconds::max();
     if (stall_start >= deadline) {
       sleep_until(deadline);
@@ -204,7 +200,7 @@ void server::control_loop() {
     if (!sleep_until(stall_start)) break;
     take_stall(*window, deadline);
     std::lock_guard lock(mutex_);
-    if (stop_requested_ || mono_now() >= deadline) break;
+    if (stop_requested_ || net::mono_now() >= deadline) break;
   }
   stop_workers();
 }

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "net/clock.hpp"
+
 namespace punctual::server {
 
 using std::chrono::nanoseconds;
@@ -22,11 +24,6 @@ namespace {
 constexpr std::uint64_t listen_tag = ~std::uint64_t{0} - 1;
 constexpr std::uint64_t wake_tag = ~std::uint64_t{0};
 constexpr int max_events = 64;
-
-nanoseconds mono_now() {
-  return std::chrono::duration_cast<nanoseconds>(
-      std::chrono::steady_clock::now().time_since_epoch());
-}
 
 std::uint64_t tag_of(std::uint32_t slot, std::uint32_t generation) {
   return (std::uint64_t{generation} << 32) | slot;
@@ -98,7 +95,7 @@ void worker::wait_for_events() {
   if (!gate_.closed() && !ready_.empty()) {
     timeout = &ts;
   } else if (!gate_.closed() && !due_.empty()) {
-    const auto left = std::max(nanoseconds{0}, due_.top().due - mono_now());
+    const auto left = std::max(nanoseconds{0}, due_.top().due - net::mono_now());
     ts.tv_sec = static_cast<time_t>(left.count() / 1'000'000'000);
     ts.tv_nsec = static_cast<long>(left.count() % 1'000'000'000);
     timeout = &ts;
@@ -147,7 +144,7 @@ void worker::accept_all() {
         continue;
       }
     }
-    slots_[slot] = std::make_unique<connection>(fd, generation, mono_now(), policy_.idle_close,
+    slots_[slot] = std::make_unique<connection>(fd, generation, net::mono_now(), policy_.idle_close,
                                                 std::move(session), hostile);
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
@@ -185,7 +182,7 @@ void worker::read_all(std::uint32_t slot) {
     const ssize_t n = conn.receive(read_buffer_.data(), read_buffer_.size());
     if (n > 0) {
       // The head is complete when the bytes that complete it have been read (and decrypted).
-      const nanoseconds arrival = mono_now();
+      const nanoseconds arrival = net::mono_now();
       const std::string_view data(read_buffer_.data(), static_cast<std::size_t>(n));
       conn.on_bytes(data, arrival, policy_);
       arm(slot);
@@ -266,7 +263,7 @@ void worker::flush_due() {
     stall_gate::end_write(writer_);
     return;
   }
-  const nanoseconds now = mono_now();  // read after the gate check: see stall_gate.hpp
+  const nanoseconds now = net::mono_now();  // read after the gate check: see stall_gate.hpp
   while (!due_.empty() && due_.top().due <= now) {
     const due_entry e = due_.top();
     due_.pop();
