@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "net/socket.hpp"
 #include "net/tls.hpp"
 
 namespace punctual::engine {
@@ -88,6 +89,9 @@ run_result load_run::execute(const interval_sink& sink) {
   result.measured.views = record::view_set(names);
   result.by_name.resize(names);
   net::failure first_error;
+  // Before any worker thread exists: the descriptor table's growth is free only then.
+  constexpr std::uint32_t spare_descriptors = 64;  // epoll and eventfds per worker, logs, stdio
+  net::reserve_descriptors(config_.connections + spare_descriptors + 4 * config_.threads);
   for (auto& w : workers_) result.connections_opened += w->open_connections(first_error);
   // A certificate that does not verify ends the run before it starts, whatever else connected.
   if (first_error.kind == net::failure_kind::tls_verify) {

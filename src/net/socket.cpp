@@ -5,9 +5,12 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -58,6 +61,20 @@ bool is_loopback(const address& addr) noexcept {
     return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
   }
   return false;
+}
+
+void reserve_descriptors(std::uint32_t count) noexcept {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
+  const rlim_t highest = std::min<rlim_t>(count, lim.rlim_cur) - 1;
+  if (count == 0 || highest < 3) return;
+  // A descriptor at the highest number makes the kernel size the table for it; F_DUPFD takes
+  // the lowest free number from there, so no descriptor in use is touched.
+  const int probe = eventfd(0, EFD_CLOEXEC);
+  if (probe < 0) return;
+  const int high = fcntl(probe, F_DUPFD_CLOEXEC, static_cast<int>(highest));
+  if (high >= 0) close(high);
+  close(probe);
 }
 
 int start_connect(const address& addr) noexcept {

@@ -25,6 +25,13 @@ bool resolve(std::string_view host, std::uint16_t port, address& out, std::strin
 // True when the address is on the loopback range (127.0.0.0/8 or ::1).
 bool is_loopback(const address& addr) noexcept;
 
+// Grows this process's descriptor table to hold `count` descriptors (at most the open-file
+// limit), now. The kernel grows it by doubling as descriptors are opened, and in a process with
+// several threads each growth waits for an RCU grace period: 10-17 ms here. Workers that open
+// connections while the run goes on (a connection per user) would stall on it at 256, 512,
+// 1024, ... descriptors; called before they start, it costs nothing.
+void reserve_descriptors(std::uint32_t count) noexcept;
+
 // Starts a non-blocking connect. Returns the fd (>= 0) or -errno.
 int start_connect(const address& addr) noexcept;
 // After the fd became writable: 0 when connected, else the errno of the failed connect.
