@@ -9,7 +9,6 @@ Usage: python3 test_scenario_features.py PATH_TO_PUNCTUAL
 import collections
 import os
 import re
-import shutil
 import sys
 import tempfile
 
@@ -47,8 +46,7 @@ scenarios:
 def test_body_checks(binary):
     """expect_body_contains: punctual serve's body is 'ok\\n', so every 'good' step is ok and
     every 'bad' one an http_error counted as a body failure, its status 200 notwithstanding."""
-    work = tempfile.mkdtemp(prefix="punctual-hybrid-body-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="punctual-hybrid-body-") as work:
         with harness.punctual_serve(binary) as serve:
             report = run_scenario(binary, work, "body.yaml", BODY_SCENARIO.format(port=serve.port)).report
             good, bad = report["by_name"]["s.good"], report["by_name"]["s.bad"]
@@ -59,8 +57,6 @@ def test_body_checks(binary):
             check_eq(report["status_counts"], {"200": good["planned"] + bad["planned"]}, "status_counts")
             check_eq(report["sessions"]["s"]["outcomes"]["http_error"], report["sessions"]["s"]["planned"],
                      "sessions failed at their bad step")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 CAPTURE_SCENARIO = """\
@@ -95,8 +91,7 @@ def test_csv_and_captures(binary):
     """csv rows reach the requests (user i takes row i mod 3), captured tokens from a JSON body
     and a header reach the next step, both from one response, and a capture that finds nothing
     fails its step (http_errors.capture) and, under on_error abort, skips the rest."""
-    work = tempfile.mkdtemp(prefix="punctual-hybrid-capture-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="punctual-hybrid-capture-") as work:
         with open(os.path.join(work, "users.csv"), "w", encoding="utf-8") as f:
             f.write("user,password\n" + "".join(f"{u},pw-{u}\n" for u in USERS))
         with harness.nginx_server(access_log=True) as nginx:
@@ -128,8 +123,6 @@ def test_csv_and_captures(binary):
                  "the text report's 'failed at' lines (the broken scenario's only)")
         check_eq(report["http_errors"], {"status": 0, "body": 0, "capture": broken["planned"]}, "http_errors")
         check(not any("/after" in line for line in logged), "a step after a failed capture was sent")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 COOKIE_SCENARIO = """\
@@ -154,8 +147,7 @@ scenarios:
 def test_cookies(binary):
     """A cookie a user's login sets is what that user's next request carries (its own, never
     another user's: each login's cookie is unique), and `cookies: false` carries none."""
-    work = tempfile.mkdtemp(prefix="punctual-hybrid-cookies-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="punctual-hybrid-cookies-") as work:
         with harness.nginx_server(access_log=True) as nginx:
             for cookies, rate in (("true", 20), ("false", 5)):
                 before = len(nginx.access_log())
@@ -168,8 +160,6 @@ def test_cookies(binary):
                     want = f"sid={m.group(2)}" if m and cookies == "true" else ""
                     check(m is not None and m.group(1) == want,
                           f"cookies: {cookies}: the whoami request carried {m and m.group(1)!r}, not {want!r}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 PER_USER_SCENARIO = """\
@@ -189,8 +179,7 @@ def test_per_user_connections(binary):
     pays the connect (connect_time has one sample per user), its second reuses it, and nginx
     accepts one connection per user (and one per thread more: its check that the target
     answers, before the start)."""
-    work = tempfile.mkdtemp(prefix="punctual-hybrid-per-user-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="punctual-hybrid-per-user-") as work:
         with harness.nginx_server() as nginx:
             before = nginx.accepts()
             r = run_scenario(binary, work, "per-user.yaml", PER_USER_SCENARIO.format(url=nginx.url("")))
@@ -203,15 +192,12 @@ def test_per_user_connections(binary):
         check_eq(accepted, users + report["model"]["threads"], "connections nginx accepted")
         check_eq(report["model"]["scenario"]["connection"], "per_user", "model.scenario.connection")
         check("a connection per user" in r.stdout, f"the header does not say per_user: {r.stdout[:300]!r}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def test_per_user_tls(binary):
     """Over TLS a new user is a new browser: each handshakes in full, even on the connection slot
     an earlier user left (or the check before the start used); nothing resumes."""
-    work = tempfile.mkdtemp(prefix="punctual-hybrid-per-user-tls-")
-    try:
+    with tempfile.TemporaryDirectory(prefix="punctual-hybrid-per-user-tls-") as work:
         with tls_lib.tls_serve(binary, "--tls-self-signed") as serve:
             report = run_scenario(binary, work, "per-user-tls.yaml", PER_USER_SCENARIO.format(url=serve.url("")),
                                   "--insecure", "-t1").report
@@ -220,8 +206,6 @@ def test_per_user_tls(binary):
         tls = report["tls"]
         check_eq((tls["handshakes"], tls["resumed"]), (users + 1, 0),
                  "handshakes (one per user and the check's) and resumed ones")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def main():

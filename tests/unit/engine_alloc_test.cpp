@@ -146,17 +146,32 @@ long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   return allocations;
 }
 
+// The worker threads' allocations in a run of 500 ms and in one of 1500 ms (three times the
+// requests): a path that allocates per request makes them differ.
+struct short_and_long {
+  long short_run = 0, long_run = 0;
+  std::uint64_t short_planned = 0, long_planned = 0;
+};
+
+template <typename Run>
+short_and_long run_short_and_long(Run run) {
+  short_and_long r;
+  r.short_run = run(std::chrono::milliseconds(500), r.short_planned);
+  r.long_run = run(std::chrono::milliseconds(1500), r.long_planned);
+  return r;
+}
+
 TEST(engine_alloc, request_path_allocates_nothing) {
   main_thread = std::this_thread::get_id();
   served s;
   start_server(s);
   ASSERT_GT(s.port, 0);
-  std::uint64_t short_planned = 0, long_planned = 0;
-  const long short_run = worker_allocations_for(s.port, std::chrono::milliseconds(500), short_planned);
-  const long long_run = worker_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned);
-  EXPECT_EQ(short_planned, 1000u);
-  EXPECT_EQ(long_planned, 3000u);
-  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per request";
+  const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
+    return worker_allocations_for(s.port, d, planned);
+  });
+  EXPECT_EQ(r.short_planned, 1000u);
+  EXPECT_EQ(r.long_planned, 3000u);
+  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per request";
 }
 
 TEST(engine_alloc, retry_path_allocates_nothing) {
@@ -164,13 +179,11 @@ TEST(engine_alloc, retry_path_allocates_nothing) {
   served s;
   start_server(s, {"--fault", "503:0.3"});
   ASSERT_GT(s.port, 0);
-  std::uint64_t short_planned = 0, long_planned = 0;
-  const long short_run =
-      worker_allocations_for(s.port, std::chrono::milliseconds(500), short_planned, true);
-  const long long_run =
-      worker_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned, true);
-  EXPECT_EQ(long_planned, 3 * short_planned);
-  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per retry";
+  const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
+    return worker_allocations_for(s.port, d, planned, true);
+  });
+  EXPECT_EQ(r.long_planned, 3 * r.short_planned);
+  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per retry";
 }
 
 // Handshakes allocate (before the start, on the coordinating thread); requests over an open TLS
@@ -181,14 +194,12 @@ TEST(engine_alloc, tls_request_path_allocates_nothing) {
   served s;
   start_server(s, {"--tls-self-signed"});
   ASSERT_GT(s.port, 0);
-  std::uint64_t short_planned = 0, long_planned = 0;
-  const long short_run =
-      worker_allocations_for(s.port, std::chrono::milliseconds(500), short_planned, false, true);
-  const long long_run =
-      worker_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned, false, true);
-  EXPECT_EQ(short_planned, 1000u);
-  EXPECT_EQ(long_planned, 3000u);
-  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per request over TLS";
+  const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
+    return worker_allocations_for(s.port, d, planned, false, true);
+  });
+  EXPECT_EQ(r.short_planned, 1000u);
+  EXPECT_EQ(r.long_planned, 3000u);
+  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per request over TLS";
 }
 
 // The hybrid model: users arrive at 400/s and each runs two steps (1 ms think between), the
@@ -227,12 +238,12 @@ TEST(engine_alloc, hybrid_session_path_allocates_nothing) {
   served s;
   start_server(s);
   ASSERT_GT(s.port, 0);
-  std::uint64_t short_planned = 0, long_planned = 0;
-  const long short_run = hybrid_allocations_for(s.port, std::chrono::milliseconds(500), short_planned);
-  const long long_run = hybrid_allocations_for(s.port, std::chrono::milliseconds(1500), long_planned);
-  EXPECT_EQ(short_planned, 400u);  // 200 users, two steps each
-  EXPECT_EQ(long_planned, 1200u);
-  EXPECT_EQ(long_run, short_run) << "the worker threads allocated per user or step";
+  const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
+    return hybrid_allocations_for(s.port, d, planned);
+  });
+  EXPECT_EQ(r.short_planned, 400u);  // 200 users, two steps each
+  EXPECT_EQ(r.long_planned, 1200u);
+  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per user or step";
 }
 
 TEST(engine_alloc, the_counter_sees_worker_threads) {
