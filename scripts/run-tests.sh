@@ -113,9 +113,10 @@ san_build() {
 tsan_tests() {
   CC=clang CXX=clang++ cmake -S . -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DPUNCTUAL_TSAN=ON "-DCMAKE_CXX_FLAGS=$TSAN_CXXFLAGS" >/dev/null
-  quiet_build "$TSAN_BUILD" -j "$JOBS" --target recorder_test engine_run_test
+  quiet_build "$TSAN_BUILD" -j "$JOBS" --target recorder_test engine_run_test intended_seconds_test
   TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/recorder_test" --gtest_brief=1
   TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/engine_run_test" --gtest_brief=1
+  TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/intended_seconds_test" --gtest_brief=1
 }
 
 san_integration() {  # san_integration TEST...

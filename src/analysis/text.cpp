@@ -11,8 +11,20 @@ std::string percentile_label(double percentile) {
   return buf;
 }
 
+namespace {
+
+// Rounded to 3 significant digits before the unit is chosen, so 999.7ms is "1s", not "1e+03ms".
+double three_digits(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, 2 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
+
+}  // namespace
+
 std::string duration_text(double ns) {
   char buf[48];
+  ns = three_digits(ns);
   const double s = ns / 1e9;
   if (std::fabs(s) >= 36000) {
     std::snprintf(buf, sizeof buf, "%.0fh", s / 3600);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "analysis/attribution.hpp"
 #include "analysis/send_gaps.hpp"
 #include "analysis/text.hpp"
 
@@ -13,8 +14,7 @@ namespace {
 using record::view;
 using std::chrono::nanoseconds;
 
-constexpr double min_send_lag_allowance_ns = 1e6;  // 1 ms
-constexpr double send_lag_share = 0.10;
+constexpr double min_send_lag_allowance_ns = 1e6;  // 1 ms: send_lag_allowance's floor
 constexpr double connection_headroom = 1.5;
 constexpr double stall_factor = 10.0;
 
@@ -60,7 +60,7 @@ check send_lag_check(const validity_input& in, double p, check_level level) {
                        "<=", "ns", level);
   c.figure = lag.total_count() > 0 ? static_cast<double>(lag.value_at_percentile(p)) : 0;
   const double rt = response.total_count() > 0 ? static_cast<double>(response.value_at_percentile(p)) : 0;
-  c.threshold = std::max(min_send_lag_allowance_ns, send_lag_share * rt);
+  c.threshold = send_lag_allowance(rt);
   c.pass = c.figure <= c.threshold;
   if (!c.pass && level == check_level::gating) {
     c.note = "the generator fell " + duration_text(c.figure) + " behind its schedule at " +
@@ -102,6 +102,22 @@ void add_send_lag_checks(const validity_input& in, const std::vector<double>& ga
   for (std::size_t i = first_warning; i < out.size(); ++i) {
     if (!out[i].pass && out[i].level == check_level::warning) out[i].note = note;
   }
+}
+
+// When the generator's own lateness made the worst second worst, the report says so here too.
+void add_worst_second_check(const validity_input& in, std::vector<check>& out) {
+  if (!in.worst_second) return;
+  const attribution a = attribute(*in.worst_second);
+  check c = make_check("worst_second_send_lag", "<=", "ns", check_level::warning);
+  c.figure = a.send_lag_p99_ns;
+  c.threshold = a.send_lag_allowance_ns;
+  c.pass = c.figure <= c.threshold;
+  if (!c.pass) {
+    c.note = "the generator was " + duration_text(c.figure) + " late at p99 in the worst second (second " +
+             std::to_string(in.worst_second->second) + " of the window, by intended time)" +
+             (a.component == record::component::send_lag ? ", the largest part of its response time" : "");
+  }
+  out.push_back(std::move(c));
 }
 
 void add_drop_check(const validity_input& in, std::vector<check>& out) {
@@ -311,6 +327,7 @@ validity_report check_validity(const validity_input& in) {
   }
   add_cpu_warnings(in, out);
   add_poisson_warning(in, out);
+  add_worst_second_check(in, out);
   // Gating checks first, then warnings, each group in the order above.
   std::stable_partition(out.begin(), out.end(),
                         [](const check& c) { return c.level == check_level::gating; });

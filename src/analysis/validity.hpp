@@ -12,6 +12,7 @@
 #include "analysis/interval_series.hpp"
 #include "record/counters.hpp"
 #include "record/recorder.hpp"
+#include "record/intended_seconds.hpp"
 #include "record/view_set.hpp"
 
 namespace punctual::analysis {
@@ -51,6 +52,8 @@ struct validity_input {
   // arrivals (`load`).
   std::uint32_t max_users = 0;
   double mean_session_ns = 0;
+  // The worst second by intended time (record/intended_seconds.hpp), if the run had one.
+  const record::second_views* worst_second = nullptr;
 };
 
 struct validity_report {

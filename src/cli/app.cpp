@@ -40,6 +40,8 @@ std::function<std::string(const std::string&)> whole_number(unsigned long long m
   };
 }
 
+std::string not_empty(const std::string& v) { return v.empty() ? std::string("empty file name") : std::string(); }
+
 void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/ (not with --scenario)");
   cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
@@ -77,10 +79,14 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");
   cmd.add_flag("-L,--latency", o.full_latency, "print the full response-time distribution");
   cmd.add_flag("-U", o.full_service, "print the full service-time distribution");
-  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")
-      ->check([](const std::string& v) { return v.empty() ? std::string("empty file name") : std::string(); });
+  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")->check(not_empty);
   cmd.add_option("--hlog", o.hlog_out, "write an HdrHistogram interval log to FILE");
   cmd.add_option("--hgrm", o.hgrm_out, "write the response-time .hgrm to FILE");
+  cmd.add_option("--html", o.html_out, "write a self-contained HTML report (charts, worst second) to FILE")
+      ->check(not_empty);
+  cmd.add_option("--timeline", o.timeline_out, "write one CSV row per second to FILE.csv")->check(not_empty);
+  cmd.add_flag("--progress", o.progress, "print a progress line every 10s when stderr is not a terminal");
+  cmd.add_flag("-q,--quiet", o.quiet, "no progress output: only the final report and errors");
   cmd.add_option("--model", o.model, "open (default) or closed");
   cmd.add_option("--think", o.think, "closed model: pause between a response and the next request");
   cmd.add_option("--expected-interval", o.expected_interval,
@@ -169,16 +175,23 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
 void add_demo_command(CLI::App& app, command_runner& chosen) {
   auto* cmd = app.add_subcommand("demo", "show coordinated omission against a stalling server (30 s)");
   auto json_path = std::make_shared<std::string>("demo.json");
+  auto html_path = std::make_shared<std::string>("demo.html");
   cmd->add_option("--json", *json_path, "where to write demo.json");
-  cmd->callback([&chosen, json_path] { chosen = [json_path] { return demo_command(*json_path); }; });
+  cmd->add_option("--html", *html_path, "where to write demo.html (the spectra on one chart)");
+  cmd->callback([&chosen, json_path, html_path] {
+    chosen = [json_path, html_path] { return demo_command(*json_path, *html_path); };
+  });
 }
 
 void add_report_command(CLI::App& app, command_runner& chosen) {
   auto* cmd = app.add_subcommand(
       "report", "summarise one stream of an HdrHistogram interval log (.hlog), as Java's "
-                "HistogramLogProcessor does");
+                "HistogramLogProcessor does, or re-render a saved JSON run report (--html, --timeline)");
   auto options = std::make_shared<report_options>();
-  cmd->add_option("file", options->file, "interval log to read")->required();
+  cmd->add_option("file", options->file, "interval log or JSON run report to read")->required();
+  cmd->add_option("--html", options->html_out, "JSON run report: write its HTML report here")->check(not_empty);
+  cmd->add_option("--timeline", options->timeline_out, "JSON run report: write its per-second CSV here")
+      ->check(not_empty);
   cmd->add_option("--tag", options->tag, "stream to summarise (default: the untagged one)");
   cmd->add_option("--hgrm", options->hgrm_out, "write the percentile distribution (.hgrm) here");
   cmd->add_option("--json", options->json_out, "write a JSON summary here ('-' for stdout)");

@@ -12,6 +12,8 @@
 #include "cli/command.hpp"
 #include "cli/demo_verdict.hpp"
 #include "cli/run_command.hpp"
+#include "punctual/histogram/codec.hpp"
+#include "report/html_report.hpp"
 #include "server/server.hpp"
 
 namespace punctual::cli {
@@ -86,7 +88,7 @@ nlohmann::ordered_json column_json(const hdr::histogram& h) {
 
 }  // namespace
 
-int demo_command(const std::string& json_path) {
+int demo_command(const std::string& json_path, const std::string& html_path) {
   server::server_config sc;
   sc.stall_length = seconds(1);
   sc.stall_period = seconds(5);
@@ -125,9 +127,17 @@ int demo_command(const std::string& json_path) {
                              {"server", {{"stall", "1s/5s"}, {"url", url}}},
                              {"unit", "ns"}};
   for (const auto& c : cols) doc["columns"][c.first] = column_json(c.second);
+  for (const auto& c : cols) doc["histograms"][c.first] = hdr::encode_compressed_base64(c.second);
   doc["open_within_tolerance"] = verdict.passed;
+  doc["verdict"] = verdict.lines;
   write_file_atomically(json_path, doc.dump(2) + "\n");
   std::cout << "wrote " << json_path << "\n";
+  if (!html_path.empty()) {
+    std::ostringstream html;
+    report::write_demo_html(html, doc);
+    write_file_atomically(html_path, html.str());
+    std::cout << "wrote " << html_path << " (the four spectra on one chart; open it in a browser)\n";
+  }
   if (!verdict.passed) {
     std::cerr << "punctual demo: " << verdict.failure << "\n";
     return exit_run_failed;

@@ -6,6 +6,7 @@
 
 namespace punctual::cli {
 
-int demo_command(const std::string& json_path);
+// Writes the table as JSON to json_path, and its spectra as HTML to html_path (unless empty).
+int demo_command(const std::string& json_path, const std::string& html_path);
 
 }  // namespace punctual::cli

@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
@@ -15,6 +16,7 @@
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/log_merge.hpp"
 #include "punctual/histogram/percentile_text.hpp"
+#include "cli/renderings.hpp"
 
 namespace punctual::cli {
 
@@ -108,9 +110,50 @@ std::string json_text(const report_options& o, const stream_summary& s) {
   return j.dump(2) + "\n";
 }
 
+// A JSON document starts with '{' (after any white space); an interval log never does.
+bool is_json_report(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(path + ": cannot open");
+  char ch = 0;
+  while (in.get(ch)) {
+    if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') return ch == '{';
+  }
+  return false;
+}
+
+int render_json_report(const report_options& o) {
+  if (o.html_out.empty() && o.timeline_out.empty()) {
+    throw usage_error(o.file + " is a JSON run report: give --html OUT.html and/or --timeline OUT.csv");
+  }
+  if (!o.tag.empty() || !o.hgrm_out.empty() || !o.json_out.empty()) {
+    throw usage_error(o.file + " is a JSON run report: --tag, --hgrm and --json read interval logs only");
+  }
+  std::ifstream in(o.file, std::ios::binary);
+  nlohmann::ordered_json doc;
+  try {
+    doc = nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw usage_error(o.file + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  try {
+    write_renderings(doc, o.html_out, o.timeline_out);
+  } catch (const usage_error&) {
+    throw;  // an output that could not be written
+  } catch (const run_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw usage_error(o.file + ": not a punctual run report (" + std::string(e.what()) + ")");
+  }
+  return exit_ok;
+}
+
 }  // namespace
 
 int report_command(const report_options& o) {
+  if (is_json_report(o.file)) return render_json_report(o);
+  if (!o.html_out.empty() || !o.timeline_out.empty()) {
+    throw usage_error(o.file + ": --html and --timeline need a JSON run report (punctual run --json)");
+  }
   const stream_summary s = summarise(o);
   const bool json_to_stdout = o.json_out == "-";
   write_text(json_to_stdout ? std::cerr : std::cout, o, s);

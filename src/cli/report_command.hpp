@@ -1,4 +1,5 @@
-// `punctual report`: one stream of an HdrHistogram interval log, summarised.
+// `punctual report`: one stream of an HdrHistogram interval log, summarised; or a saved JSON run
+// report rendered again (--html, --timeline). The file's content says which it is.
 #pragma once
 
 #include <string>
@@ -11,6 +12,8 @@ struct report_options {
   std::string hgrm_out;
   std::string json_out;
   double unit_ratio = 1e6;
+  std::string html_out;
+  std::string timeline_out;
 };
 
 int report_command(const report_options& o);

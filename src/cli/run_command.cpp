@@ -8,10 +8,13 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
+#include "cli/renderings.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
 #include "schedule/stream.hpp"
@@ -26,6 +29,7 @@ std::atomic<int> signals_seen{0};  // lock-free, so safe in a handler
 // once, removing any half-written output so no partial file remains.
 extern "C" void on_signal(int) {
   if (signals_seen.fetch_add(1) > 0) {
+    clear_progress_from_signal();
     remove_pending_temp_file();
     _exit(exit_interrupted);
   }
@@ -125,7 +129,8 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .threads = setup.config.threads,
                                          .load = setup.config.plan ? &r.load : nullptr,
                                          .max_users = setup.config.hybrid ? setup.config.hybrid->max_users : 0,
-                                         .mean_session_ns = mean_session_ns(setup.config, views)});
+                                         .mean_session_ns = mean_session_ns(setup.config, views),
+                                         .worst_second = r.worst_second ? &*r.worst_second : nullptr});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }
@@ -153,12 +158,13 @@ int exit_code_for(const engine::run_result& r, const report::verdicts& v) {
 }
 
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
-                               analysis::interval_series* series) {
+                               analysis::interval_series* series, progress_line* progress) {
   engine::load_run run(setup.config);
   std::ostringstream hlog_text;
   std::unique_ptr<hdr::interval_log_writer> log;
   const auto sink = [&](std::int64_t index, const record::view_set& v) {
     if (series) series->add(v);
+    if (progress) progress->on_interval(index, v);
     if (hlog_path.empty()) return;
     if (!log) {
       // StartTime and BaseTime are the measured window's start, as jHiccup writes them.
@@ -182,6 +188,26 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
 }
 
 
+// Every file output comes from the JSON report's text: the HTML and the timeline show exactly
+// what the JSON says.
+namespace {
+
+void write_outputs(const run_options& o, const run_setup& setup, const engine::run_result& r,
+                   const report::verdicts& verdicts) {
+  if (o.json_out.empty() && o.html_out.empty() && o.timeline_out.empty()) return;
+  std::ostringstream json;
+  report::write_json(json, setup.config, r, verdicts);
+  if (o.json_out == "-") {
+    std::cout << json.str() << std::flush;
+  } else if (!o.json_out.empty()) {
+    write_file_atomically(o.json_out, json.str());
+  }
+  if (o.html_out.empty() && o.timeline_out.empty()) return;
+  write_renderings(nlohmann::ordered_json::parse(json.str()), o.html_out, o.timeline_out);
+}
+
+}  // namespace
+
 int run_command(const run_options& o, const std::vector<std::string>& command_line) {
   const run_setup setup = build_run(o, command_line);
   if (!o.schedule_out.empty()) {
@@ -189,20 +215,14 @@ int run_command(const run_options& o, const std::vector<std::string>& command_li
     write_schedule_file(setup, o.schedule_out);
   }
   analysis::interval_series series(analysis::slo_percentiles(setup.slos));
-  const engine::run_result r = perform_run(setup, o.hlog_out, &series);
+  progress_line progress(choose_progress(o.quiet, o.progress, isatty(STDERR_FILENO) == 1), stderr,
+                         setup.config.duration, setup.config.interval);
+  const engine::run_result r = perform_run(setup, o.hlog_out, &series, &progress);
+  progress.finish();
   const report::verdicts verdicts = judge(setup, r, series);
-  const bool json_to_stdout = o.json_out == "-";
-  std::ostream& text_out = json_to_stdout ? std::cerr : std::cout;
+  std::ostream& text_out = o.json_out == "-" ? std::cerr : std::cout;
   report::write_text(text_out, setup.config, r, verdicts, o.full_latency, o.full_service);
-  if (!o.json_out.empty()) {
-    std::ostringstream json;
-    report::write_json(json, setup.config, r, verdicts);
-    if (json_to_stdout) {
-      std::cout << json.str() << std::flush;
-    } else {
-      write_file_atomically(o.json_out, json.str());
-    }
-  }
+  write_outputs(o, setup, r, verdicts);
   if (!o.hgrm_out.empty()) {
     write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(
                                           r.measured.views[record::view::response_time]));

@@ -5,6 +5,7 @@
 
 #include "cli/atomic_file.hpp"
 #include "analysis/interval_series.hpp"
+#include "cli/progress.hpp"
 #include "cli/run_options.hpp"
 #include "engine/run.hpp"
 #include "report/run_report.hpp"
@@ -16,10 +17,11 @@ namespace punctual::cli {
 int run_command(const run_options& o, const std::vector<std::string>& command_line);
 
 // Runs the load with SIGINT/SIGTERM ending the window early; writes the interval log to
-// `hlog_path` (if not empty) as the run goes, and feeds every interval to `series` (if given).
-// Throws run_error if nothing could connect.
+// `hlog_path` (if not empty) as the run goes, and feeds every interval to `series` and
+// `progress` (if given). Throws run_error if nothing could connect.
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
-                               analysis::interval_series* series = nullptr);
+                               analysis::interval_series* series = nullptr,
+                               progress_line* progress = nullptr);
 
 // Validity checks, confidence intervals and SLO verdicts for a finished run.
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,

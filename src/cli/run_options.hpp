@@ -43,6 +43,10 @@ struct run_options {
   std::string json_out;
   std::string hlog_out;
   std::string hgrm_out;
+  std::string html_out;      // --html FILE: the self-contained report, from the JSON report
+  std::string timeline_out;  // --timeline FILE.csv: series.per_second as CSV
+  bool progress = false;     // --progress: plain progress lines every 10 s when not on a terminal
+  bool quiet = false;        // --quiet: no progress at all
   std::string model = "open";
   std::string think = "0s";
   std::string expected_interval;

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <thread>
@@ -53,6 +54,42 @@ class pending_intervals {
   std::size_t names_;
   std::map<std::int64_t, std::unique_ptr<record::view_set>> sets_;
   std::vector<std::unique_ptr<record::view_set>> spare_;
+};
+
+// The collector's side of the intended seconds: takes what each worker has retired, and tells
+// the finder which seconds every worker has finished with.
+void add_steps(std::vector<record::second_views>& into, const std::vector<record::second_views>& steps) {
+  if (into.size() < steps.size()) into.resize(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) into[i].add(steps[i]);
+}
+
+class intended_collector {
+ public:
+  intended_collector(std::vector<std::unique_ptr<worker>>& workers, nanoseconds window)
+      : workers_(workers), finder_(whole_seconds(window)) {}
+
+  void poll() {
+    std::int64_t through = std::numeric_limits<std::int64_t>::max();
+    for (auto& w : workers_) {
+      auto& seconds = w->recorder().seconds();
+      through = std::min(through, seconds.retired_through());
+      seconds.take_retired([this](const record::second_views& s) { finder_.add(s); });
+    }
+    finder_.complete_through(through);
+  }
+  // After the workers have been joined: every second is complete. `window`: the window run.
+  void finish(nanoseconds window) {
+    finder_.limit(whole_seconds(window));
+    for (auto& w : workers_) w->recorder().seconds().retire_through(std::numeric_limits<std::int64_t>::max());
+    poll();
+  }
+  void limit(nanoseconds window) { finder_.limit(whole_seconds(window)); }
+  const std::optional<record::second_views>& worst() const noexcept { return finder_.worst(); }
+
+ private:
+  static std::int64_t whole_seconds(nanoseconds window) { return window / std::chrono::seconds(1); }
+  std::vector<std::unique_ptr<worker>>& workers_;
+  record::worst_second_finder finder_;
 };
 
 }  // namespace
@@ -125,12 +162,14 @@ run_result load_run::execute(const interval_sink& sink) {
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   pending_intervals pending(names);
+  intended_collector intended(workers_, config_.duration);
   std::vector<std::int64_t> taken(workers_.size(), -1);
   std::int64_t next_emit = 0;
   // Every measured sample is in exactly one interval: the run's totals are their sum.
   const auto emit = [&](std::int64_t index) {
     const record::view_set& views = pending.at(index);
     result.measured.views.add(views);
+    result.series.push_back(record::summarize_interval(index, views));
     sink(index, views);
   };
   const auto poll = [&] {
@@ -150,6 +189,11 @@ run_result load_run::execute(const interval_sink& sink) {
   while (running.load(std::memory_order_acquire) > 0) {
     sleep_for(collect_period);
     poll();
+    // An interrupted window's last second is not whole: it must not compete.
+    if (control_.interrupted.load()) {
+      intended.limit(nanoseconds{control_.interrupted_at_ns.load()} - result.measure_start);
+    }
+    intended.poll();
   }
   for (auto& t : threads) t.join();
   poll();
@@ -158,7 +202,13 @@ run_result load_run::execute(const interval_sink& sink) {
     pending.at(w->recorder().current_interval()).add(w->recorder().intervals().last());
     last = std::max(last, w->recorder().current_interval());
   }
-  for (; next_emit <= last; ++next_emit) emit(next_emit);
+  // A worker that rolled into the interval after the window's last, and recorded nothing there,
+  // leaves an empty set: it is no interval of the run (the timeline would show a collapse).
+  const std::int64_t window_intervals = (config_.duration + config_.interval - nanoseconds{1}) / config_.interval;
+  for (; next_emit <= last; ++next_emit) {
+    if (next_emit >= window_intervals && pending.at(next_emit).empty()) continue;
+    emit(next_emit);
+  }
 
   result.interrupted = control_.interrupted.load();
   const nanoseconds window_end =
@@ -167,6 +217,8 @@ run_result load_run::execute(const interval_sink& sink) {
                          : result.measure_start + config_.duration;
   result.window = std::max(window_end - result.measure_start, nanoseconds{0});
   result.elapsed = net::mono_now() - start;
+  intended.finish(result.window);
+  result.worst_second = intended.worst();
   for (auto& w : workers_) {
     result.measured.counts.add(w->recorder().measured_counts());
     for (std::size_t n = 0; n < names; ++n) result.by_name[n].add(w->recorder().by_name()[n]);
@@ -175,6 +227,8 @@ run_result load_run::execute(const interval_sink& sink) {
     result.load.add(w->recorder().load());
     result.send_gaps.add(w->recorder().send_gaps());
     result.workers.push_back(w->stats());
+    result.worst_second_lost += w->recorder().seconds().lost();
+    add_steps(result.steps, w->recorder().steps());
     if (!result.tls && w->first_tls()) {
       const net::tls_state& t = *w->first_tls();
       result.tls = run::tls_summary{t.version, t.cipher, t.alpn};

@@ -122,8 +122,12 @@ void worker::prepare(nanoseconds start) {
   // in the hybrid model).
   const nanoseconds graceful = config_.hybrid ? config_.hybrid->graceful_stop : nanoseconds{0};
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
-                    window_end_ + graceful + config_.timeout, config_.name_count());
-  if (sessions_) sessions_->attach(*recorder_, window_end_ + graceful);
+                    window_end_ + graceful + config_.timeout, config_.name_count(),
+                    config_.timeout);
+  if (sessions_) {
+    recorder_->keep_steps();
+    sessions_->attach(*recorder_, window_end_ + graceful);
+  }
   for (const auto& [took, resumed] : early_handshakes_) {
     recorder_->on_tls_handshake(start + config_.warmup, took, resumed);
   }
@@ -248,6 +252,7 @@ void worker::enqueue(const record::request_times& t, nanoseconds now) {
     recorder_->on_dropped(t);
   } else {
     queue_.push(t);
+    recorder_->on_queue_depth(queue_.size(), now);
   }
 }
 

@@ -8,14 +8,29 @@ namespace {
 constexpr nanoseconds one_second{1'000'000'000};
 }  // namespace
 
+// A request ends by its deadline, checked at the worker's next wake-up; a second more covers
+// that delay. The ring holds every second not yet complete, the seconds of one interval (they
+// are retired at interval boundaries), and a few more that the collector may not have taken yet.
+constexpr nanoseconds retire_margin{1'000'000'000};
+constexpr std::size_t spare_seconds = 6;
+
+std::size_t ring_seconds(nanoseconds timeout, nanoseconds interval) {
+  const auto whole = [](nanoseconds d) {
+    return static_cast<std::size_t>((d.count() + one_second.count() - 1) / one_second.count());
+  };
+  return whole(timeout + retire_margin) + whole(interval) + spare_seconds;
+}
+
 recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
-                   nanoseconds horizon, std::size_t names)
+                   nanoseconds horizon, std::size_t names, nanoseconds timeout)
     : measure_start_(measure_start),
       window_end_(window_end),
       interval_(interval),
       next_boundary_(measure_start + interval),
       names_(names),
-      exchange_(names) {
+      exchange_(names),
+      seconds_(ring_seconds(timeout, interval)),
+      retire_lag_(timeout + retire_margin) {
   // Sized once here, so counting never allocates on the request path.
   const nanoseconds span = std::max(horizon, window_end) - measure_start;
   const auto seconds = static_cast<std::size_t>(std::max<std::int64_t>(
@@ -36,6 +51,7 @@ void recorder::on_planned(nanoseconds intended, std::uint16_t name, bool arrival
   c.planned++;
   if (&c != &measured_) return;
   if (arrival) second_of(load_.planned, intended)++;
+  interval_at(intended).counts().planned++;
   if (!names_.empty()) names_[name].planned++;
 }
 
@@ -86,8 +102,63 @@ void recorder::finish(const request_times& t, outcome o, nanoseconds at) noexcep
   counters& c = counts_of(t.accounted_at());
   c.outcomes[index(o)]++;
   if (o == outcome::timeout || o == outcome::unfinished) c.censored++;
-  if (&c == &measured_ && !names_.empty()) names_[t.name].outcomes[index(o)]++;
+  if (&c == &measured_) {
+    if (!names_.empty()) names_[t.name].outcomes[index(o)]++;
+    count_outcome(t, o, at);
+    record_second(t, o, at);
+  }
   if (listener_) listener_->on_final(t, o, at);
+}
+
+void recorder::count_outcome(const request_times& t, outcome o, nanoseconds at) noexcept {
+  if (o == outcome::skipped) return;  // no instant of its own
+  interval_counts& n = interval_at(std::max(at, t.intended)).counts();
+  switch (o) {
+    case outcome::ok:
+      n.ok++;
+      n.completed++;
+      break;
+    case outcome::http_error:
+      n.errors++;
+      n.completed++;
+      break;
+    case outcome::socket_error:
+      n.errors++;
+      break;
+    case outcome::timeout:
+      n.timeouts++;
+      break;
+    case outcome::dropped:
+      n.dropped++;
+      break;
+    default:
+      break;
+  }
+}
+
+// The request's whole story goes into the set of the second it was intended in (a hybrid step:
+// its own intended time), from its final attempt's instants; a hybrid step's also into its step's.
+void recorder::record_second(const request_times& t, outcome o, nanoseconds at) noexcept {
+  if (t.intended < measure_start_) return;
+  if (second_views* s = seconds_.at((t.intended - measure_start_) / one_second)) add_story(*s, t, o, at);
+  if (t.session != 0 && t.name < steps_.size()) add_story(steps_[t.name], t, o, at);
+}
+
+void recorder::add_story(second_views& s, const request_times& t, outcome o, nanoseconds at) noexcept {
+  s.planned++;
+  if (t.attempt > 0 || t.sent.count() != 0) s.sent++;
+  if (o == outcome::dropped || o == outcome::skipped) return;
+  const auto span = [](nanoseconds from, nanoseconds to) {
+    return std::max<std::int64_t>(0, (to - from).count());
+  };
+  s.response_time.record(span(t.intended, at));
+  if (t.dispatched.count() != 0) s[component::send_lag].record(span(t.due_time(), t.dispatched));
+  if (t.assigned.count() != 0) s[component::queue_wait].record(span(t.dispatched, t.assigned));
+  if (t.had_to_connect && t.sent.count() != 0) s[component::connect_time].record(span(t.assigned, t.sent));
+  if (o == outcome::ok || o == outcome::http_error) {
+    s.completed++;
+    s[component::service_time].record(span(t.sent, at));
+  }
 }
 
 void recorder::on_dropped(const request_times& t) noexcept {
@@ -113,7 +184,12 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
   c.bytes_sent += bytes;
   c.attempts.total++;
   if (t.attempt > 0) c.attempts.retries++;
-  if (&c == &measured_) second_of(load_.attempts, t.sent)++;
+  if (&c == &measured_) {
+    second_of(load_.attempts, t.sent)++;
+    interval_counts& n = interval_at(t.sent).counts();
+    n.attempts++;
+    if (t.attempt == 0) n.sent++;
+  }
   if (in_window(t.sent)) c.sent_in_window++;
   if (t.attempt == 0 && &c == &measured_) {
     if (last_first_send_.count() != 0) send_gaps_.record(std::max<std::int64_t>(0, (t.sent - last_first_send_).count()));
@@ -185,6 +261,8 @@ void recorder::roll_intervals(nanoseconds now) noexcept {
     interval_index_ = passed;
     next_boundary_ = measure_start_ + interval_ * (passed + 1);
   }
+  // Second s is complete once its end plus the lag has passed: s + 1 + lag <= now.
+  seconds_.retire_through((now - retire_lag_ - measure_start_) / one_second - 1);
 }
 
 }  // namespace punctual::record

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "record/counters.hpp"
+#include "record/intended_seconds.hpp"
 #include "record/interval_exchange.hpp"
 #include "record/outcome.hpp"
 #include "record/view_set.hpp"
@@ -68,9 +69,11 @@ class recorder {
   // measure_start: intended times before it are warm-up. interval: the .hlog interval length.
   // horizon: the last instant an attempt can be sent (the drain's end), for the per-second load.
   // names: how many request names the run reports apart (0: none); each keeps its outcomes and
-  // its named views (view_set::named), in the measured window only.
+  // its named views (view_set::named), in the measured window only. timeout: the longest a
+  // request can take to end, which bounds how long its intended second is kept.
   recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
-           nanoseconds horizon = {}, std::size_t names = 0);
+           nanoseconds horizon = {}, std::size_t names = 0,
+           nanoseconds timeout = std::chrono::seconds(10));
 
   // `arrival`: false for a session's later steps, which the per-second load (the schedule check)
   // does not count: it counts arrivals.
@@ -93,6 +96,12 @@ class recorder {
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
   void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
   void count_reconnect() noexcept { measured_.reconnects++; }
+  // Requests waiting for a connection right now (the interval keeps the most).
+  void on_queue_depth(std::size_t depth, nanoseconds now) noexcept {
+    if (now < measure_start_) return;
+    auto& most = interval_at(now).counts().queue_depth_max;
+    most = std::max<std::uint64_t>(most, depth);
+  }
   // A TLS handshake that ended at `at` (before the start: at the measured window's start) and
   // took `took`. It belongs to no request; a request that waited for it carries it in its
   // connect time.
@@ -134,6 +143,11 @@ class recorder {
   const phase& warmup() const noexcept { return warmup_; }
   interval_exchange& intervals() noexcept { return exchange_; }
   const per_second_load& load() const noexcept { return load_; }
+  // The requests of each intended second, handed to the collector once complete.
+  intended_seconds& seconds() noexcept { return seconds_; }
+  // The hybrid model: keep each step's requests apart too (by name; call before the run).
+  void keep_steps() { steps_.resize(names_.size()); }
+  const std::vector<second_views>& steps() const noexcept { return steps_; }
   // Gaps between this worker's consecutive first-attempt sends in the window (the Poisson fit).
   const hdr::histogram& send_gaps() const noexcept { return send_gaps_; }
 
@@ -142,6 +156,13 @@ class recorder {
     return intended < measure_start_ ? warmup_.counts : measured_;
   }
   bool in_window(nanoseconds t) const noexcept { return t >= measure_start_ && t < window_end_; }
+  view_set& interval_at(nanoseconds at) noexcept {
+    if (at >= next_boundary_) roll_intervals(at);
+    return exchange_.current();
+  }
+  void count_outcome(const request_times& t, outcome o, nanoseconds at) noexcept;
+  void record_second(const request_times& t, outcome o, nanoseconds at) noexcept;
+  static void add_story(second_views& s, const request_times& t, outcome o, nanoseconds at) noexcept;
   void record_view(view v, nanoseconds intended, nanoseconds at, nanoseconds value) noexcept;
   void record_named(const request_times& t, named_view v, nanoseconds at, nanoseconds value) noexcept;
   void record_response_time(const request_times& t, nanoseconds at, nanoseconds value,
@@ -162,6 +183,9 @@ class recorder {
   per_second_load load_;
   hdr::histogram send_gaps_{latency_params()};
   nanoseconds last_first_send_{};
+  intended_seconds seconds_;
+  nanoseconds retire_lag_;  // a second is complete this long after its end
+  std::vector<second_views> steps_;  // by step name; empty outside the hybrid model
   outcome_listener* listener_ = nullptr;
 };
 

@@ -27,23 +27,52 @@ view_set::view_set(std::size_t names)
   for (std::size_t i = 0; i < names * named_view_count; ++i) named_.emplace_back(latency_params());
 }
 
+void interval_counts::add(const interval_counts& o) noexcept {
+  planned += o.planned;
+  sent += o.sent;
+  attempts += o.attempts;
+  completed += o.completed;
+  ok += o.ok;
+  errors += o.errors;
+  timeouts += o.timeouts;
+  dropped += o.dropped;
+  // Workers wait apart: the run's depth at one instant is at most the sum of theirs.
+  queue_depth_max += o.queue_depth_max;
+}
+
 // Sets with different name counts meet only when one of them has none (the warm-up's): the
 // named views then stay apart.
 void view_set::add(const view_set& other) noexcept {
   for (std::size_t i = 0; i < view_count; ++i) views_[i].add(other.views_[i]);
   const std::size_t n = std::min(named_.size(), other.named_.size());
   for (std::size_t i = 0; i < n; ++i) named_[i].add(other.named_[i]);
+  counts_.add(other.counts_);
 }
 
 void view_set::reset() noexcept {
   for (auto& h : views_) h.reset();
   for (auto& h : named_) h.reset();
+  counts_ = {};
 }
 
 bool view_set::empty() const noexcept {
   const auto has_counts = [](const hdr::histogram& h) { return h.total_count() != 0; };
   return std::none_of(views_.begin(), views_.end(), has_counts) &&
-         std::none_of(named_.begin(), named_.end(), has_counts);
+         std::none_of(named_.begin(), named_.end(), has_counts) && counts_ == interval_counts{};
+}
+
+latency_summary summarize(const hdr::histogram& h) noexcept {
+  if (h.total_count() == 0) return {};
+  return {h.total_count(), h.value_at_percentile(50), h.value_at_percentile(99), h.max()};
+}
+
+interval_row summarize_interval(std::int64_t index, const view_set& v) noexcept {
+  return {.index = index,
+          .counts = v.counts(),
+          .response_time = summarize(v[view::response_time]),
+          .service_time = summarize(v[view::service_time]),
+          .send_lag_p99 = v[view::send_lag].value_at_percentile(99),
+          .queue_wait_p99 = v[view::queue_wait].value_at_percentile(99)};
 }
 
 }  // namespace punctual::record

@@ -214,11 +214,15 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"validity", validity_json(v)},
            {"slo", slo_json(v)},
            {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts.outcomes)}}},
-           {"generator", generator_json(r)}};
+           {"generator", generator_json(r)},
+           {"worst_interval", worst_interval_json(r)},
+           {"series", series_json(config, r)},
+           {"histograms", histograms_json(config, r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
   if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);
   if (config.hybrid) {
     doc["sessions"] = sessions_json(config, r);
+    doc["worst_step"] = worst_step_json(config, r);
     const auto http_errors = c.outcomes[record::index(record::outcome::http_error)];
     doc["http_errors"] = {{"status", http_errors - c.body_missing - c.capture_missing},
                           {"body", c.body_missing},

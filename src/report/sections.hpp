@@ -43,4 +43,15 @@ nlohmann::ordered_json sessions_json(const run::config& c, const run::result& r)
 std::string describe_hybrid(const run::config& c, const run::result& r);
 void write_sessions_text(std::ostream& out, const run::config& c, const run::result& r);
 
+// series_report.cpp
+struct worst_range {
+  nanoseconds start_mono, end_mono, start_unix, end_unix;  // intended times, [start, end)
+};
+worst_range worst_range_of(const run::result& r, const record::second_views& s);
+nlohmann::ordered_json series_json(const run::config& c, const run::result& r);
+nlohmann::ordered_json histograms_json(const run::config& c, const run::result& r);
+nlohmann::ordered_json worst_interval_json(const run::result& r);
+nlohmann::ordered_json worst_step_json(const run::config& c, const run::result& r);
+void write_worst_text(std::ostream& out, const run::config& c, const run::result& r);
+
 }  // namespace punctual::report

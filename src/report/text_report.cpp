@@ -198,6 +198,7 @@ void write_text(std::ostream& out, const run::config& c, const run::result& r,
   write_latency_table(out, c, r, v);
   write_by_name_text(out, c, r);
   write_sessions_text(out, c, r);
+  write_worst_text(out, c, r);
   write_generator(out, c, r);
   write_errors_and_transfer(out, r);
   write_validity(out, v);

@@ -46,6 +46,14 @@ struct result {
   hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
   std::vector<worker_stats> workers;
   std::optional<tls_summary> tls;  // TLS runs that completed a handshake
+  // Each interval of the measured window, in order, cut as the .hlog is (the timeline).
+  std::vector<record::interval_row> series;
+  // The worst whole second of the measured window by intended time (record/intended_seconds.hpp),
+  // and the samples that found their second's set still with the collector (0 in practice).
+  std::optional<record::second_views> worst_second;
+  std::uint64_t worst_second_lost = 0;
+  // The hybrid model: each step's requests of the measured window, by step name (config::mix).
+  std::vector<record::second_views> steps;
 };
 
 }  // namespace punctual::run

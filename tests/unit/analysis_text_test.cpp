@@ -13,6 +13,11 @@ TEST(duration_text, three_significant_digits_in_the_largest_readable_unit) {
   EXPECT_EQ(duration_text(1250ns), "1.25us");
   EXPECT_EQ(duration_text(1234567ns), "1.23ms");
   EXPECT_EQ(duration_text(12500ms), "12.5s");
+  // A value that rounds up to the next unit is written in it, never with an exponent.
+  EXPECT_EQ(duration_text(999'700'000ns), "1s");
+  EXPECT_EQ(duration_text(999'600ns), "1ms");
+  EXPECT_EQ(duration_text(999.7), "1us");
+  EXPECT_EQ(duration_text(999'400ns), "999us");
   EXPECT_EQ(duration_text(100s), "100s");
 }
 

@@ -1,0 +1,32 @@
+#include "analysis/attribution.hpp"
+
+#include <algorithm>
+
+namespace punctual::analysis {
+
+double send_lag_allowance(double rt_ns) noexcept {
+  constexpr double floor_ns = 1e6;
+  constexpr double share = 0.10;
+  return std::max(floor_ns, share * rt_ns);
+}
+
+attribution attribute(const record::second_views& s) noexcept {
+  using record::component;
+  const auto p99 = [&](component c) { return static_cast<double>(s[c].value_at_percentile(99)); };
+  attribution a;
+  a.send_lag_p99_ns = p99(component::send_lag);
+  a.send_lag_allowance_ns =
+      send_lag_allowance(static_cast<double>(s.response_time.value_at_percentile(99)));
+  const bool generator_late = a.send_lag_p99_ns > a.send_lag_allowance_ns;
+  // Ties go to the earlier component in this order: the server first.
+  constexpr component order[] = {component::service_time, component::queue_wait,
+                                 component::connect_time, component::send_lag};
+  for (const component c : order) {
+    if (c == component::send_lag && !generator_late) continue;
+    if (p99(c) > p99(a.component)) a.component = c;
+  }
+  a.cause = record::component_causes[static_cast<std::size_t>(a.component)];
+  return a;
+}
+
+}  // namespace punctual::analysis

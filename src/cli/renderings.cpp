@@ -1,0 +1,25 @@
+#include "cli/renderings.hpp"
+
+#include <sstream>
+
+#include "cli/atomic_file.hpp"
+#include "report/html_report.hpp"
+#include "report/timeline_csv.hpp"
+
+namespace punctual::cli {
+
+void write_renderings(const nlohmann::ordered_json& report, const std::string& html_path,
+                      const std::string& timeline_path) {
+  if (!html_path.empty()) {
+    std::ostringstream html;
+    report::write_html(html, report);
+    write_file_atomically(html_path, html.str());
+  }
+  if (!timeline_path.empty()) {
+    std::ostringstream csv;
+    report::write_timeline_csv(csv, report);
+    write_file_atomically(timeline_path, csv.str());
+  }
+}
+
+}  // namespace punctual::cli

@@ -1,0 +1,52 @@
+#include <gtest/gtest.h>
+
+#include "analysis/attribution.hpp"
+
+namespace punctual::analysis {
+namespace {
+
+using record::component;
+
+record::second_views with(std::int64_t response, std::int64_t lag, std::int64_t queue,
+                          std::int64_t connect, std::int64_t service) {
+  record::second_views s;
+  for (int i = 0; i < 100; ++i) {
+    s.response_time.record(response);
+    s[component::send_lag].record(lag);
+    s[component::queue_wait].record(queue);
+    s[component::connect_time].record(connect);
+    s[component::service_time].record(service);
+  }
+  return s;
+}
+
+TEST(attribution, the_largest_p99_names_the_cause) {
+  EXPECT_EQ(attribute(with(300'000'000, 0, 0, 0, 300'000'000)).cause, "server");
+  EXPECT_EQ(attribute(with(500'000'000, 0, 480'000'000, 0, 20'000'000)).cause,
+            "queueing behind busy connections");
+  EXPECT_EQ(attribute(with(90'000'000, 0, 0, 80'000'000, 10'000'000)).cause, "connecting");
+  EXPECT_EQ(attribute(with(90'000'000, 80'000'000, 0, 0, 10'000'000)).cause, "the generator");
+}
+
+TEST(attribution, send_lag_within_the_validity_allowance_is_not_named) {
+  // 60 us of send lag beside 50 us of service: noise, not the generator's failure.
+  const attribution a = attribute(with(120'000, 60'000, 0, 0, 50'000));
+  EXPECT_EQ(a.component, component::service_time);
+  EXPECT_EQ(a.send_lag_allowance_ns, 1e6);
+  // Above 10% of a long response time's p99, it is named.
+  EXPECT_EQ(attribute(with(2'000'000'000, 250'000'000, 0, 0, 200'000'000)).component,
+            component::send_lag);
+  // Below 10% of it (200 ms here), the next largest component is named, however small.
+  EXPECT_EQ(attribute(with(2'000'000'000, 150'000'000, 0, 0, 100'000'000)).component,
+            component::service_time);
+  EXPECT_EQ(attribute(with(2'000'000'000, 190'000'000, 0, 1'000'000, 0)).component,
+            component::connect_time);
+}
+
+TEST(attribution, ties_go_to_the_server) {
+  EXPECT_EQ(attribute(with(10'000'000, 0, 5'000'000, 0, 5'000'000)).component,
+            component::service_time);
+}
+
+}  // namespace
+}  // namespace punctual::analysis
