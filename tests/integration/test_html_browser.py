@@ -24,6 +24,7 @@ Usage: python3 test_html_browser.py PATH_TO_PUNCTUAL
 import html
 import html.parser
 import json
+import math
 import os
 import re
 import shutil
@@ -315,7 +316,7 @@ def path_points(path):
 
 def parse_number(text):
     try:
-        return float(text.strip().replace(",", ""))
+        return float(text.strip().replace(",", "").rstrip("%"))
     except ValueError:
         return None
 
@@ -497,9 +498,9 @@ def make_run_page(binary, work, pages):
     os.makedirs(d)
     json_path, html_path = os.path.join(d, "run.json"), os.path.join(d, "run.html")
     with harness.punctual_serve(binary, "--host", "127.0.0.1", "--stall-at", "1500ms:400ms",
-                                "--duration", "20s") as srv:
+                                "--stall-log", os.path.join(d, "stall.jsonl"), "--duration", "20s") as srv:
         cmd = [binary, "run", "-t1", "-c10", "-R500", "-d4s", "--json", json_path,
-               "--html", html_path, srv.url("/")]
+               "--html", html_path, "--hgrm", os.path.join(d, "run.hgrm"), srv.url("/")]
         started = time.monotonic()
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=d)
         wall = time.monotonic() - started
@@ -690,6 +691,18 @@ def check_peak(page):
     check_eq(nearest, worst, "row at the chart's peak x")
     check(abs(at_s - middle[worst]) < 0.02,
           f"peak at {at_s:.3f} s, row's middle at {middle[worst]} s")
+    # The stall log says when the held responses went out: their completions, and so the
+    # sawtooth's peak, belong to the row holding the stall's end.
+    with open(os.path.join(os.path.dirname(page.json), "stall.jsonl")) as f:
+        stalls = [json.loads(line) for line in f if line.strip()]
+    check_eq(len(stalls), 1, "stalls in the server's log")
+    measure_start = report["schedule"]["start_mono_ns"] + report["schedule"]["warmup_ns"]
+    interval = report["series"]["interval_ns"]
+    since = stalls[0]["end_mono_ns"] - measure_start
+    rows_ok = {since // interval} | ({since // interval - 1} if since % interval < 20_000_000 else set())
+    print(f"     stall ended {since / 1e9:.3f} s into the window: peak expected in row {sorted(rows_ok)}",
+          flush=True)
+    check(nearest in rows_ok, f"peak in row {nearest}, the stall log implies {sorted(rows_ok)}")
     check(abs(value - p99[worst]) <= 0.01 * y_end + 1e-9,
           f"peak drawn at {value / 1e6:.2f} ms, JSON {p99[worst] / 1e6:.2f} ms (axis to {y_end / 1e6:g} ms)")
     # every other point too: the line is the JSON's column
@@ -698,6 +711,39 @@ def check_peak(page):
               f"point {i} at {to_x(x):.3f} s, row's middle at {middle[i]}")
         check(abs(to_y(y) - p99[i]) <= 0.01 * y_end,
               f"point {i} at {to_y(y) / 1e6:.2f} ms, row {p99[i] / 1e6:.2f} ms")
+
+
+def read_hgrm(path):
+    """[(value_ms, percentile_fraction)] of an .hgrm's rows, in order."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 3 and not line.startswith("#") and parse_number(fields[0]) is not None:
+                rows.append((float(fields[0]), float(fields[1])))
+    return rows
+
+
+def check_spectrum(page):
+    """The spectrum's response-time line is the histogram's percentile iteration, as the .hgrm
+    of the same run prints it: as many points, each at its percentile on the 1/(1-p) axis (the
+    grid lines 0%, 90%, 99%, ... are 0, 1, 2, ... on it) and at its value."""
+    svg = chart(page.dom, "spectrum")
+    points = path_points(series_paths(svg)["response time"])
+    hgrm = read_hgrm(os.path.join(os.path.dirname(page.json), "run.hgrm"))
+    check_eq(len(points), len(hgrm), "spectrum points vs .hgrm rows")
+    grid = [g for g in svg.find_all("g") if g.attrs.get("stroke") == "#e3e3e3"][0]
+    vertical = [float(ln.attrs["x1"]) for ln in grid.children
+                if ln.tag == "line" and ln.attrs["x1"] == ln.attrs["x2"] and ln.attrs["y1"] != ln.attrs["y2"]]
+    check(len(vertical) >= 2, f"spectrum: {len(vertical)} vertical grid lines")
+    nines = lambda px: (px - vertical[0]) * (len(vertical) - 1) / (vertical[-1] - vertical[0])  # noqa: E731
+    _, to_y, (_, y_end), _ = axis_maps(svg)
+    for (x, y), (value_ms, p) in zip(points, hgrm):
+        want = len(vertical) - 1 if p >= 1 else min(len(vertical) - 1, math.log10(1 / (1 - p)))
+        check(abs(nines(x) - want) < 0.02, f"point at {nines(x):.3f} nines, .hgrm percentile {p} ({want:.3f})")
+        check(abs(to_y(y) - value_ms * 1e6) <= 0.01 * y_end + 1e-3 * value_ms * 1e6,
+              f"point at {to_y(y) / 1e6:.3f} ms, .hgrm {value_ms} ms")
+    print(f"     spectrum: {len(points)} points, each on its .hgrm row", flush=True)
 
 
 def check_load(page):
@@ -775,6 +821,8 @@ def main():
                            check_peak, page)
                 checks.run(f"{name}: load chart: 500 planned in every row, none past the window",
                            check_load, page)
+                checks.run(f"{name}: spectrum points are the .hgrm's percentile iteration",
+                           check_spectrum, page)
             else:
                 checks.run(f"{name}: spectrum with the four views", check_demo_dom, page)
         print(f"     screenshots were in {work} (removed); wall time {time.monotonic() - started:.1f} s",
