@@ -31,7 +31,7 @@ ERASE = b"\r\x1b[K"
 
 def run_with_outputs(binary, srv, d):
     paths = {k: os.path.join(d, "run." + k) for k in ("json", "html", "csv")}
-    cp = subprocess.run([binary, "run", "-t1", "-c4", "-R300", "-d3s", "--json", paths["json"],
+    cp = subprocess.run([binary, "run", "-t1", "-c4", "-R300", "-d2s", "--json", paths["json"],
                          "--html", paths["html"], "--timeline", paths["csv"], srv.url()],
                         capture_output=True, timeout=60)
     harness.check(cp.returncode in (0, 4), f"run exited {cp.returncode}: {cp.stderr[-500:]!r}")
@@ -133,12 +133,12 @@ def check_clean_end(tty, what):
 
 def case_progress_terminal(binary):
     with harness.punctual_serve(binary, "--duration", "30s") as srv:
-        code, out, tty = run_on_terminal([binary, "run", "-t1", "-c4", "-R300", "-d3s", srv.url()])
+        code, out, tty = run_on_terminal([binary, "run", "-t1", "-c4", "-R300", "-d2s", srv.url()])
         harness.check(code in (0, 4), f"exit {code}")
         check_clean_end(tty, "completed run")
         harness.check(b"model:" in out and b"\x1b" not in out, f"the report on stdout is not clean: {out[:200]!r}")
         code, out, tty = run_on_terminal([binary, "run", "-t1", "-c4", "-R300", "-d20s", srv.url()],
-                                         interrupt_after_s=2.5)
+                                         interrupt_after_s=2.2)
         harness.check_eq(code, 130, "exit after Ctrl-C")
         check_clean_end(tty, "interrupted run")
         harness.check(b"interrupted" in out.lower(), "the report does not say interrupted")

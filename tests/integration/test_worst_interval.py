@@ -6,7 +6,7 @@
   response time, group the requests by intended second, and rank the seconds as the report
   must. worst_interval names that second, its intended-time range is the schedule's, its
   planned count is the schedule's, and the cause is the server.
-- queueing: two connections, a 20 ms service time and 200 req/s (twice what they can carry):
+- queueing: two connections, a 20 ms service time and 150 req/s (1.5 times what they can carry):
   requests wait for a connection, and the cause is queueing.
 - the generator: a one-thread run at the lowest priority, pinned to one CPU beside a busy loop
   at normal priority (the server on the other CPU): the generator gets to its requests late,
@@ -75,7 +75,7 @@ def case_server(binary):
         proc, port = tl.start_server(binary, d, "1900ms:300ms")
         try:
             report, schedule_path, _ = tl.run_load(binary, d, port, rate=500, arrival="constant",
-                                                   threads=1, connections=200, duration="4s",
+                                                   threads=1, connections=200, duration="3s",
                                                    warmup=WARMUP)
         finally:
             tl.stop_server(proc)
@@ -110,7 +110,7 @@ def case_server(binary):
 
 def case_queueing(binary):
     with harness.punctual_serve(binary, "--service-time", "20ms", "--duration", "20s") as srv:
-        result = harness.run_punctual(binary, ["-t1", "-c2", "-R200", "-d3s", "--timeout", "20s",
+        result = harness.run_punctual(binary, ["-t1", "-c2", "-R150", "-d2s", "--timeout", "20s",
                                                srv.url()], timeout_s=60)
     report = result.report
     harness.check(report is not None, result.describe())
@@ -130,7 +130,7 @@ def case_generator(binary, run_binary):
         try:
             subprocess.run(["taskset", "-p", "-c", "1", str(srv.proc.pid)], check=True,
                            capture_output=True, timeout=5)
-            result = harness.run_punctual(run_binary, ["-t1", "-c100", "-R1000", "-d3s", srv.url()],
+            result = harness.run_punctual(run_binary, ["-t1", "-c100", "-R1000", "-d2s", srv.url()],
                                           timeout_s=60)
         finally:
             harness.stop_process(hog)
