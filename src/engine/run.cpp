@@ -58,6 +58,63 @@ class pending_intervals {
 
 // The collector's side of the intended seconds: takes what each worker has retired, and tells
 // the finder which seconds every worker has finished with.
+// The collector's side of the per-interval hand-off: takes each worker's waiting set, and emits
+// an interval (adds it to the run's totals, summarises it for the timeline, hands it to the
+// sink) once every worker has handed it over. Every measured sample is in exactly one
+// interval: the run's totals are their sum.
+class interval_collector {
+ public:
+  interval_collector(std::vector<std::unique_ptr<worker>>& workers, std::size_t names, run_result& result,
+                     const interval_sink& sink)
+      : workers_(workers), pending_(names), taken_(workers.size(), -1), result_(result), sink_(sink) {}
+
+  void poll() {
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      auto& ex = workers_[i]->recorder().intervals();
+      const std::int64_t index = ex.waiting();
+      if (index < 0) continue;
+      ex.take(pending_.at(index));
+      taken_[i] = std::max(taken_[i], index);
+    }
+    const std::int64_t ready = *std::min_element(taken_.begin(), taken_.end());
+    for (; next_emit_ <= ready; ++next_emit_) {
+      emit(next_emit_);
+      pending_.release(next_emit_);
+    }
+  }
+
+  // After the workers have been joined: the sets they were still recording into. A worker that
+  // rolled into the interval after the window's last and recorded nothing there leaves an empty
+  // set: it is no interval of the run (the timeline would show a collapse).
+  void finish(std::int64_t window_intervals) {
+    poll();
+    std::int64_t last = next_emit_ - 1;
+    for (auto& w : workers_) {
+      pending_.at(w->recorder().current_interval()).add(w->recorder().intervals().last());
+      last = std::max(last, w->recorder().current_interval());
+    }
+    for (; next_emit_ <= last; ++next_emit_) {
+      if (next_emit_ >= window_intervals && pending_.at(next_emit_).empty()) continue;
+      emit(next_emit_);
+    }
+  }
+
+ private:
+  void emit(std::int64_t index) {
+    const record::view_set& views = pending_.at(index);
+    result_.measured.views.add(views);
+    result_.series.push_back(record::summarize_interval(index, views));
+    sink_(index, views);
+  }
+
+  std::vector<std::unique_ptr<worker>>& workers_;
+  pending_intervals pending_;
+  std::vector<std::int64_t> taken_;
+  std::int64_t next_emit_ = 0;
+  run_result& result_;
+  const interval_sink& sink_;
+};
+
 void add_steps(std::vector<record::second_views>& into, const std::vector<record::second_views>& steps) {
   if (into.size() < steps.size()) into.resize(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) into[i].add(steps[i]);
@@ -120,11 +177,9 @@ void load_run::interrupt() noexcept {
   for (auto& w : workers_) w->wake();
 }
 
-run_result load_run::execute(const interval_sink& sink) {
-  run_result result;
-  const std::size_t names = config_.name_count();
-  result.measured.views = record::view_set(names);
-  result.by_name.resize(names);
+// Opens every connection before the start, and fixes the start: a run with nothing connected,
+// or a certificate that does not verify, ends here.
+void load_run::open(run_result& result) {
   net::failure first_error;
   // Before any worker thread exists: the descriptor table's growth is free only then.
   constexpr std::uint32_t spare_descriptors = 64;  // epoll and eventfds per worker, logs, stdio
@@ -139,13 +194,13 @@ run_result load_run::execute(const interval_sink& sink) {
     throw run_failure("could not connect to " + config_.target.text + ": " + first_error.text);
   }
   result.start = net::map_clocks();
-  const nanoseconds start = result.start.mono + start_lead;
   result.start.unix += start_lead;
-  result.start.mono = start;
-  result.measure_start = start + config_.warmup;
+  result.start.mono += start_lead;
+  result.measure_start = result.start.mono + config_.warmup;
   start_ = result.start;
+}
 
-  std::atomic<std::uint32_t> running{static_cast<std::uint32_t>(workers_.size())};
+std::vector<std::thread> load_run::launch(std::atomic<std::uint32_t>& running) {
   std::vector<std::thread> threads;
   // Signals go to the coordinating thread only; it wakes the workers through their eventfds.
   sigset_t block, previous;
@@ -153,42 +208,30 @@ run_result load_run::execute(const interval_sink& sink) {
   sigaddset(&block, SIGINT);
   sigaddset(&block, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &block, &previous);
-  for (auto& w : workers_) w->prepare(start);
+  for (auto& w : workers_) w->prepare(start_.mono);
   for (auto& w : workers_) {
-    threads.emplace_back([&, wp = w.get()] {
-      wp->run(control_);
+    threads.emplace_back([&running, &control = control_, wp = w.get()] {
+      wp->run(control);
       running.fetch_sub(1, std::memory_order_release);
     });
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  pending_intervals pending(names);
+  return threads;
+}
+
+run_result load_run::execute(const interval_sink& sink) {
+  run_result result;
+  const std::size_t names = config_.name_count();
+  result.measured.views = record::view_set(names);
+  result.by_name.resize(names);
+  open(result);
+  std::atomic<std::uint32_t> running{static_cast<std::uint32_t>(workers_.size())};
+  std::vector<std::thread> threads = launch(running);
+  interval_collector intervals(workers_, names, result, sink);
   intended_collector intended(workers_, config_.duration);
-  std::vector<std::int64_t> taken(workers_.size(), -1);
-  std::int64_t next_emit = 0;
-  // Every measured sample is in exactly one interval: the run's totals are their sum.
-  const auto emit = [&](std::int64_t index) {
-    const record::view_set& views = pending.at(index);
-    result.measured.views.add(views);
-    result.series.push_back(record::summarize_interval(index, views));
-    sink(index, views);
-  };
-  const auto poll = [&] {
-    for (std::size_t i = 0; i < workers_.size(); ++i) {
-      auto& ex = workers_[i]->recorder().intervals();
-      const std::int64_t index = ex.waiting();
-      if (index < 0) continue;
-      ex.take(pending.at(index));
-      taken[i] = std::max(taken[i], index);
-    }
-    const std::int64_t ready = *std::min_element(taken.begin(), taken.end());
-    for (; next_emit <= ready; ++next_emit) {
-      emit(next_emit);
-      pending.release(next_emit);
-    }
-  };
   while (running.load(std::memory_order_acquire) > 0) {
     sleep_for(collect_period);
-    poll();
+    intervals.poll();
     // An interrupted window's last second is not whole: it must not compete.
     if (control_.interrupted.load()) {
       intended.limit(nanoseconds{control_.interrupted_at_ns.load()} - result.measure_start);
@@ -196,19 +239,7 @@ run_result load_run::execute(const interval_sink& sink) {
     intended.poll();
   }
   for (auto& t : threads) t.join();
-  poll();
-  std::int64_t last = next_emit - 1;
-  for (auto& w : workers_) {
-    pending.at(w->recorder().current_interval()).add(w->recorder().intervals().last());
-    last = std::max(last, w->recorder().current_interval());
-  }
-  // A worker that rolled into the interval after the window's last, and recorded nothing there,
-  // leaves an empty set: it is no interval of the run (the timeline would show a collapse).
-  const std::int64_t window_intervals = (config_.duration + config_.interval - nanoseconds{1}) / config_.interval;
-  for (; next_emit <= last; ++next_emit) {
-    if (next_emit >= window_intervals && pending.at(next_emit).empty()) continue;
-    emit(next_emit);
-  }
+  intervals.finish((config_.duration + config_.interval - nanoseconds{1}) / config_.interval);
 
   result.interrupted = control_.interrupted.load();
   const nanoseconds window_end =
@@ -216,25 +247,32 @@ run_result load_run::execute(const interval_sink& sink) {
                                     result.measure_start + config_.duration)
                          : result.measure_start + config_.duration;
   result.window = std::max(window_end - result.measure_start, nanoseconds{0});
-  result.elapsed = net::mono_now() - start;
+  result.elapsed = net::mono_now() - start_.mono;
   intended.finish(result.window);
   result.worst_second = intended.worst();
-  for (auto& w : workers_) {
-    result.measured.counts.add(w->recorder().measured_counts());
-    for (std::size_t n = 0; n < names; ++n) result.by_name[n].add(w->recorder().by_name()[n]);
-    result.warmup.counts.add(w->recorder().warmup().counts);
-    result.warmup.views.add(w->recorder().warmup().views);
-    result.load.add(w->recorder().load());
-    result.send_gaps.add(w->recorder().send_gaps());
+  add_up(result);
+  return result;
+}
+
+// The workers' counts, warm-up views, per-second load and own costs, added together once their
+// threads are joined (the measured views came through the intervals).
+void load_run::add_up(run_result& result) const {
+  for (const auto& w : workers_) {
+    const record::recorder& r = w->recorder();
+    result.measured.counts.add(r.measured_counts());
+    for (std::size_t n = 0; n < result.by_name.size(); ++n) result.by_name[n].add(r.by_name()[n]);
+    result.warmup.counts.add(r.warmup().counts);
+    result.warmup.views.add(r.warmup().views);
+    result.load.add(r.load());
+    result.send_gaps.add(r.send_gaps());
     result.workers.push_back(w->stats());
     result.worst_second_lost += w->recorder().seconds().lost();
-    add_steps(result.steps, w->recorder().steps());
+    add_steps(result.steps, r.steps());
     if (!result.tls && w->first_tls()) {
       const net::tls_state& t = *w->first_tls();
       result.tls = run::tls_summary{t.version, t.cipher, t.alpn};
     }
   }
-  return result;
 }
 
 }  // namespace punctual::engine

@@ -4,10 +4,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "engine/config.hpp"
@@ -41,6 +43,10 @@ class load_run {
   void interrupt() noexcept;
 
  private:
+  void open(run_result& result);
+  std::vector<std::thread> launch(std::atomic<std::uint32_t>& running);
+  void add_up(run_result& result) const;
+
   const run_config& config_;
   std::unique_ptr<net::transport_factory> transports_;
   std::unique_ptr<request_source> requests_;

@@ -47,7 +47,6 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       // A hybrid run's later steps are due at completions plus think times: gaps of every length.
       pacer_(config.precision, config.model == model_kind::hybrid ||
                                    (plan && plan->arrival != schedule::arrival_kind::constant)),
-      id_(id),
       connections_(connections),
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry.budget) {

@@ -129,7 +129,6 @@ class worker {
   const deadline_rule deadlines_;
   const request_source& requests_;
   pacer pacer_;
-  std::uint32_t id_;
   std::optional<schedule::worker_stream> stream_;
   schedule::entry next_{};
   bool has_next_ = false;
