@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_numbers.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <iostream>
@@ -21,11 +23,7 @@ using punctual::hdr::histogram;
 using punctual::record::view;
 using punctual::record::view_set;
 
-// Uniform in (0, 1) from a fixed engine: mt19937_64's output is defined by the standard, unlike
-// the std:: distributions.
-double uniform(std::mt19937_64& rng) {
-  return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
-}
+using punctual::test::uniform;
 
 double exponential(std::mt19937_64& rng, double mean) { return -mean * std::log(uniform(rng)); }
 

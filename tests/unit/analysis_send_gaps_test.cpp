@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "test_numbers.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,11 +21,7 @@ using punctual::hdr::histogram_params;
 
 constexpr std::size_t sample_count = 100'000;
 
-// Uniform in (0, 1) from a fixed engine: mt19937_64's output is defined by the standard, unlike
-// the std:: distributions.
-double uniform(std::mt19937_64& rng) {
-  return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53;
-}
+using punctual::test::uniform;
 
 // Inverse CDF of Exp(rate): -ln(U) / rate, in ns.
 double exponential_ns(std::mt19937_64& rng, double rate_per_s) {

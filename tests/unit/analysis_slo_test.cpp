@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_numbers.hpp"
+
 #include <string>
 #include <vector>
 
@@ -25,7 +27,7 @@ using punctual::record::outcome;
 using punctual::record::view;
 using punctual::record::view_set;
 
-constexpr std::int64_t ms = 1'000'000;
+using punctual::test::ms;
 
 struct good_case {
   const char* text;

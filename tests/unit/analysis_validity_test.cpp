@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_numbers.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -21,7 +23,7 @@ using punctual::record::outcome;
 using punctual::record::view;
 using punctual::record::view_set;
 
-constexpr std::int64_t ms = 1'000'000;
+using punctual::test::ms;
 
 // A healthy open-model run: 10 s at 1000 req/s, 5 ms responses (4 ms service), 10 us send lag.
 struct fixture {

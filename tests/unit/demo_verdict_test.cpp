@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_numbers.hpp"
+
 #include <cstdint>
 #include <string>
 
@@ -15,7 +17,7 @@ using punctual::cli::demo_columns;
 using punctual::cli::judge_demo;
 using punctual::cli::within_truth_tolerance;
 
-constexpr std::int64_t ms = 1'000'000;
+using punctual::test::ms;
 
 bool has_line(const punctual::cli::demo_verdict& v, const std::string& line) {
   for (const auto& l : v.lines) {

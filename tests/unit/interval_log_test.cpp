@@ -15,7 +15,6 @@ namespace {
 
 using namespace punctual::hdr;
 
-const std::string& data_dir = punctual::test::golden_dir;
 using punctual::test::read_file;
 
 std::string without_first_line(const std::string& text) {
@@ -47,7 +46,7 @@ std::string write_log(const std::vector<histogram>& hs, std::string_view comment
 }
 
 TEST(interval_log_writer, rebuilt_histograms_give_the_canonical_golden_log) {
-  const std::string expected = read_file(data_dir + "three-intervals.canonical.hlog");
+  const std::string expected = read_file(punctual::test::golden_dir + "three-intervals.canonical.hlog");
   ASSERT_FALSE(expected.empty());
   const std::string written = write_log(golden_histograms(), "[written by a test]");
   EXPECT_EQ(without_first_line(written), without_first_line(expected));
@@ -55,13 +54,13 @@ TEST(interval_log_writer, rebuilt_histograms_give_the_canonical_golden_log) {
 }
 
 TEST(interval_log_writer, histograms_decoded_from_the_js_log_give_the_canonical_log) {
-  const auto read = read_interval_log_file(data_dir + "three-intervals.hlog");
+  const auto read = read_interval_log_file(punctual::test::golden_dir + "three-intervals.hlog");
   ASSERT_TRUE(read) << read.error;
   std::vector<histogram> hs;
   for (const auto& iv : read.log->intervals) hs.push_back(iv.value);
   ASSERT_EQ(hs.size(), 3u);
   EXPECT_EQ(without_first_line(write_log(hs, "x")),
-            without_first_line(read_file(data_dir + "three-intervals.canonical.hlog")));
+            without_first_line(read_file(punctual::test::golden_dir + "three-intervals.canonical.hlog")));
 }
 
 struct comma_decimal : std::numpunct<char> {
@@ -137,8 +136,8 @@ void expect_figures(const histogram& h, const nlohmann::json& e) {
 class golden_logs : public testing::TestWithParam<const char*> {};
 
 TEST_P(golden_logs, reader_gives_the_expected_figures) {
-  const auto expected = nlohmann::json::parse(read_file(data_dir + "three-intervals.expected.json"));
-  const auto read = read_interval_log_file(data_dir + GetParam());
+  const auto expected = nlohmann::json::parse(read_file(punctual::test::golden_dir + "three-intervals.expected.json"));
+  const auto read = read_interval_log_file(punctual::test::golden_dir + GetParam());
   ASSERT_TRUE(read) << read.error;
   const interval_log& log = *read.log;
   EXPECT_EQ(log.format_version, "1.3");
@@ -277,7 +276,7 @@ TEST(interval_log_reader, limits_bound_memory) {
 }
 
 TEST(interval_log_reader, missing_file_is_an_error) {
-  const auto read = read_interval_log_file(data_dir + "does-not-exist.hlog");
+  const auto read = read_interval_log_file(punctual::test::golden_dir + "does-not-exist.hlog");
   EXPECT_FALSE(read);
   EXPECT_NE(read.error.find("does-not-exist.hlog"), std::string::npos);
 }

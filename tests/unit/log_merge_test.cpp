@@ -11,12 +11,12 @@
 
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/log_merge.hpp"
+#include "test_files.hpp"
 
 namespace {
 
 using namespace punctual::hdr;
 
-const std::string data_dir = std::string(PUNCTUAL_TEST_DATA) + "/hdrhistogram/";
 
 log_interval make_interval(std::string tag, double start, double length, histogram h) {
   return log_interval{std::move(tag), start, length, 0.0, 0, std::move(h)};
@@ -156,7 +156,7 @@ TEST(log_merge, overlapping_intervals_in_one_log_are_rejected) {
 }
 
 TEST(log_merge, golden_log_merged_with_itself_doubles_every_count) {
-  const auto read = read_interval_log_file(data_dir + "three-intervals.hlog");
+  const auto read = read_interval_log_file(punctual::test::golden_dir + "three-intervals.hlog");
   ASSERT_TRUE(read) << read.error;
   const std::vector<interval_log> logs{*read.log, *read.log};
   const auto merged = merge_logs(logs);
@@ -207,7 +207,7 @@ class merge_cli : public testing::Test {
 
 TEST_F(merge_cli, merges_and_reports) {
   const std::string out = (dir_ / "merged.hlog").string();
-  ASSERT_EQ(run("merge '" + data_dir + "three-intervals.hlog' '" + data_dir +
+  ASSERT_EQ(run("merge '" + punctual::test::golden_dir + "three-intervals.hlog' '" + punctual::test::golden_dir +
                 "three-intervals.canonical.hlog' -o '" + out + "'"),
             0);
   EXPECT_EQ(files_in_dir(), 1u);  // no temporary file left behind
@@ -238,7 +238,7 @@ TEST_F(merge_cli, misaligned_inputs_fail_without_output) {
     writer.write_header();
     writer.write_interval("", 0.4, 1.0, histogram({1, 3'600'000'000, 3}));
   }
-  EXPECT_EQ(run("merge '" + data_dir + "three-intervals.hlog' '" + shifted + "' -o '" +
+  EXPECT_EQ(run("merge '" + punctual::test::golden_dir + "three-intervals.hlog' '" + shifted + "' -o '" +
                 (dir_ / "out.hlog").string() + "'"),
             2);
   EXPECT_EQ(files_in_dir(), 1u);  // only the input
@@ -246,8 +246,8 @@ TEST_F(merge_cli, misaligned_inputs_fail_without_output) {
 
 TEST_F(merge_cli, report_errors_exit_2) {
   EXPECT_EQ(run("report '" + (dir_ / "missing.hlog").string() + "'"), 2);
-  EXPECT_EQ(run("report '" + data_dir + "single.b64'"), 2);
-  EXPECT_EQ(run("report '" + data_dir + "three-intervals.hlog' --tag nope"), 2);
+  EXPECT_EQ(run("report '" + punctual::test::golden_dir + "single.b64'"), 2);
+  EXPECT_EQ(run("report '" + punctual::test::golden_dir + "three-intervals.hlog' --tag nope"), 2);
   EXPECT_EQ(run("report"), 2);
 }
 

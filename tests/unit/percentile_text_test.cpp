@@ -13,11 +13,10 @@ namespace {
 
 using namespace punctual::hdr;
 
-const std::string& data_dir = punctual::test::golden_dir;
 using punctual::test::read_file;
 
 histogram merged_golden(const char* file) {
-  const auto read = read_interval_log_file(data_dir + file);
+  const auto read = read_interval_log_file(punctual::test::golden_dir + file);
   EXPECT_TRUE(read) << read.error;
   histogram merged({1, 3'600'000'000, 3});
   if (read) {
@@ -27,7 +26,7 @@ histogram merged_golden(const char* file) {
 }
 
 TEST(percentile_text, merged_golden_log_gives_the_golden_hgrm) {
-  const std::string expected = read_file(data_dir + "three-intervals.hgrm");
+  const std::string expected = read_file(punctual::test::golden_dir + "three-intervals.hgrm");
   ASSERT_FALSE(expected.empty());
   for (const char* file : {"three-intervals.hlog", "three-intervals.canonical.hlog"}) {
     const histogram h = merged_golden(file);

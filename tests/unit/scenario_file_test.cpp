@@ -14,7 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string error_of(const std::string& text) {
+std::string scenario_error_of(const std::string& text) {
   return test::load_error_of([&] { parse_scenario(text, "s.yaml"); });
 }
 
@@ -282,7 +282,7 @@ TEST(scenario_file, refusals_name_file_line_and_key) {
        "s.yaml:5: yaml: anchors and aliases are not supported"},
   };
   for (const auto& [text, expected] : cases) {
-    const std::string got = error_of(text);
+    const std::string got = scenario_error_of(text);
     EXPECT_EQ(got.rfind(expected, 0), 0u) << "input:\n" << text << "\ngot: " << got;
     EXPECT_EQ(got.find('\n'), std::string::npos) << got;
   }
@@ -297,8 +297,8 @@ TEST(scenario_file, at_most_200_names) {
   };
   EXPECT_EQ(parse_scenario(steps(199), "s").step_count(), 199u);
   // Step 200 is the 201st name, on line 7 + 199.
-  EXPECT_EQ(error_of(steps(200)).rfind("s.yaml:206: scenarios: more than 200 names", 0), 0u)
-      << error_of(steps(200));
+  EXPECT_EQ(scenario_error_of(steps(200)).rfind("s.yaml:206: scenarios: more than 200 names", 0), 0u)
+      << scenario_error_of(steps(200));
 
   const auto scenarios = [](int n) {
     std::string text = head + "scenarios:\n";
@@ -308,18 +308,18 @@ TEST(scenario_file, at_most_200_names) {
     return text;
   };
   EXPECT_EQ(parse_scenario(scenarios(100), "s").step_count(), 100u);
-  EXPECT_EQ(error_of(scenarios(101)).rfind("s.yaml:105: scenarios: more than 200 names", 0), 0u)
-      << error_of(scenarios(101));
+  EXPECT_EQ(scenario_error_of(scenarios(101)).rfind("s.yaml:105: scenarios: more than 200 names", 0), 0u)
+      << scenario_error_of(scenarios(101));
 }
 
 // A billion-laughs file is refused at its first anchor, before anything expands; so is a file
 // over 1 MiB.
 TEST(scenario_file, alias_bombs_and_huge_files_are_refused) {
   const std::string bomb = test::alias_bomb();
-  EXPECT_EQ(error_of(bomb).rfind("s.yaml:1: yaml: anchors and aliases", 0), 0u) << error_of(bomb);
+  EXPECT_EQ(scenario_error_of(bomb).rfind("s.yaml:1: yaml: anchors and aliases", 0), 0u) << scenario_error_of(bomb);
   const std::string huge = head + "scenarios:\n  - {name: a, steps: [{name: s, path: /, body: '" +
                            std::string(1 << 20, 'x') + "'}]}\n";
-  EXPECT_EQ(error_of(huge).rfind("s.yaml:1: file: larger than 1 MiB", 0), 0u) << error_of(huge);
+  EXPECT_EQ(scenario_error_of(huge).rfind("s.yaml:1: file: larger than 1 MiB", 0), 0u) << scenario_error_of(huge);
 }
 
 TEST(scenario_file, a_missing_file_is_named) {

@@ -8,7 +8,7 @@
 namespace punctual::scenario {
 namespace {
 
-std::string error_of(const std::string& text) {
+std::string mix_error_of(const std::string& text) {
   return test::load_error_of([&] { parse_request_mix(text, "mix.yaml"); });
 }
 
@@ -88,7 +88,7 @@ TEST(request_mix, refusals_name_file_line_and_key) {
       {"a: 1\n---\nb: 2\n", "mix.yaml:1: yaml: more than one document"},
   };
   for (const auto& [text, expected] : cases) {
-    const std::string got = error_of(text);
+    const std::string got = mix_error_of(text);
     EXPECT_EQ(got.rfind(expected, 0), 0u) << "input:\n" << text << "\ngot: " << got;
     EXPECT_EQ(got.find('\n'), std::string::npos) << got;
   }
@@ -97,8 +97,8 @@ TEST(request_mix, refusals_name_file_line_and_key) {
 TEST(request_mix, at_most_200_names) {
   std::string text = "requests:\n";
   for (int i = 0; i < 201; ++i) text += "  - {name: n" + std::to_string(i) + ", path: /}\n";
-  EXPECT_EQ(error_of(text).rfind("mix.yaml:2: requests: more than 200 requests", 0), 0u)
-      << error_of(text);
+  EXPECT_EQ(mix_error_of(text).rfind("mix.yaml:2: requests: more than 200 requests", 0), 0u)
+      << mix_error_of(text);
   text.resize(text.rfind("  - "));
   EXPECT_EQ(parse_request_mix(text, "m").entries.size(), 200u);
 }
@@ -107,10 +107,10 @@ TEST(request_mix, at_most_200_names) {
 // over 1 MiB.
 TEST(request_mix, alias_bombs_and_huge_files_are_refused) {
   const std::string bomb = test::alias_bomb();
-  EXPECT_EQ(error_of(bomb).rfind("mix.yaml:1: yaml: anchors and aliases", 0), 0u) << error_of(bomb);
+  EXPECT_EQ(mix_error_of(bomb).rfind("mix.yaml:1: yaml: anchors and aliases", 0), 0u) << mix_error_of(bomb);
   const std::string huge =
       "requests:\n  - {name: a, path: /, body: '" + std::string(1 << 20, 'x') + "'}\n";
-  EXPECT_EQ(error_of(huge).rfind("mix.yaml:1: file: larger than 1 MiB", 0), 0u) << error_of(huge);
+  EXPECT_EQ(mix_error_of(huge).rfind("mix.yaml:1: file: larger than 1 MiB", 0), 0u) << mix_error_of(huge);
 }
 
 TEST(request_mix, a_missing_file_is_named) {

@@ -16,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 using namespace punctual::schedule;
 
-std::vector<stage> parse_ok(std::string_view text) {
+std::vector<stage> parse_stages_ok(std::string_view text) {
   std::string error;
   auto stages = parse_stages(text, error);
   EXPECT_TRUE(stages.has_value()) << text << ": " << error;
@@ -30,14 +30,14 @@ std::string parse_error(std::string_view text) {
 }
 
 TEST(ParseStages, ReadsDurationRatePairs) {
-  const auto s = parse_ok("10s:100,30s:5000,10s:5000");
+  const auto s = parse_stages_ok("10s:100,30s:5000,10s:5000");
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[0].length, 10s);
   EXPECT_EQ(s[0].rate_per_s, 100);
   EXPECT_EQ(s[1].length, 30s);
   EXPECT_EQ(s[1].rate_per_s, 5000);
   EXPECT_EQ(s[2].length, 10s);
-  const auto t = parse_ok(" 500ms : 1.5k , 2m:1M,1h:0, 1.5:0.1k ");
+  const auto t = parse_stages_ok(" 500ms : 1.5k , 2m:1M,1h:0, 1.5:0.1k ");
   ASSERT_EQ(t.size(), 4u);
   EXPECT_EQ(t[0].length, 500ms);
   EXPECT_EQ(t[0].rate_per_s, 1500);
@@ -83,17 +83,17 @@ TEST(ParseStageDuration, ExactDecimal) {
 
 TEST(FormatStages, RoundTrips) {
   const std::string text = "10s:100,30s:5000,1500ms:2.5,2m:0,7ns:1000000";
-  EXPECT_EQ(format_stages(parse_ok(text)), text);
+  EXPECT_EQ(format_stages(parse_stages_ok(text)), text);
   EXPECT_EQ(format_duration(90s), "90s");
   EXPECT_EQ(format_duration(2h), "2h");
-  EXPECT_EQ(stages_length(parse_ok(text)).count(), 10e9 + 30e9 + 1.5e9 + 120e9 + 7);
+  EXPECT_EQ(stages_length(parse_stages_ok(text)).count(), 10e9 + 30e9 + 1.5e9 + 120e9 + 7);
 }
 
 plan ramp_plan(arrival_kind kind, std::string_view stages, std::chrono::nanoseconds duration,
                double start_rate = 0) {
   plan p;
   p.arrival = kind;
-  p.stages = parse_ok(stages);
+  p.stages = parse_stages_ok(stages);
   p.start_rate_per_s = start_rate;
   p.duration = duration;
   return p;

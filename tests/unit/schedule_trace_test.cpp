@@ -25,7 +25,7 @@ using namespace punctual::schedule;
 using punctual::test::drain;
 using std::chrono::nanoseconds;
 
-std::shared_ptr<const trace> parse_ok(std::string_view text) {
+std::shared_ptr<const trace> parse_trace_ok(std::string_view text) {
   trace_error error;
   auto t = parse_trace(text, "t.txt", error);
   EXPECT_TRUE(t) << "line " << error.line << ": " << error.message;
@@ -66,7 +66,7 @@ std::vector<std::string> rows_of(const std::string& text) {
 }
 
 TEST(ParseTrace, ReadsOffsetsNamesCommentsAndBlankLines) {
-  const auto t = parse_ok(
+  const auto t = parse_trace_ok(
       "# a trace\n"
       "\n"
       "0\n"
@@ -88,14 +88,14 @@ TEST(ParseTrace, ReadsOffsetsNamesCommentsAndBlankLines) {
 }
 
 TEST(ParseTrace, OffsetsOnlyKeepNoNames) {
-  const auto t = parse_ok("5\n5\n6\n");
+  const auto t = parse_trace_ok("5\n5\n6\n");
   ASSERT_TRUE(t);
   EXPECT_FALSE(t->has_names());
   EXPECT_EQ(t->name(2), "");
 }
 
 TEST(ParseTrace, ReadsTheScheduleOutLayout) {
-  const auto t = parse_ok(
+  const auto t = parse_trace_ok(
       "# punctual schedule: constant arrivals, 4 req/s\n"
       "# index offset_ns worker phase\n"
       "0 0 0 warmup\n"
@@ -150,7 +150,7 @@ TEST(ParseTrace, RejectsWithTheLineNumber) {
   EXPECT_EQ(
       parse_fails(long_name).message.find("is longer than 64 characters") != std::string::npos,
       true);
-  EXPECT_TRUE(parse_ok("1 " + std::string(max_request_name, 'a') + "\n"));
+  EXPECT_TRUE(parse_trace_ok("1 " + std::string(max_request_name, 'a') + "\n"));
 }
 
 TEST(ParseTrace, StreamAndTextAgree) {
@@ -159,7 +159,7 @@ TEST(ParseTrace, StreamAndTextAgree) {
   trace_error error;
   const auto from_stream = parse_trace(in, "s", error);
   ASSERT_TRUE(from_stream);
-  const auto from_text = parse_ok(text);
+  const auto from_text = parse_trace_ok(text);
   EXPECT_EQ(offsets_of(*from_stream), offsets_of(*from_text));
   EXPECT_EQ(from_stream->name(1), "a");
   std::istringstream bad("3\n2\n");
@@ -187,10 +187,10 @@ TEST(LoadTrace, ReadsAFileAndNamesWhatItCannotRead) {
 }
 
 TEST(TraceReplay, NaturalEndIsTheNextWholeSecondAfterTheLastOffset) {
-  EXPECT_EQ(parse_ok("0\n2300000000\n")->natural_end(), 3s);
-  EXPECT_EQ(parse_ok("2000000000\n")->natural_end(), 3s);  // the last entry stays inside
-  EXPECT_EQ(parse_ok("1999999999\n")->natural_end(), 2s);
-  EXPECT_EQ(parse_ok("0\n")->natural_end(), 1s);
+  EXPECT_EQ(parse_trace_ok("0\n2300000000\n")->natural_end(), 3s);
+  EXPECT_EQ(parse_trace_ok("2000000000\n")->natural_end(), 3s);  // the last entry stays inside
+  EXPECT_EQ(parse_trace_ok("1999999999\n")->natural_end(), 2s);
+  EXPECT_EQ(parse_trace_ok("0\n")->natural_end(), 1s);
 }
 
 // A bursty trace: 50 requests within 1 ms, ties among them, then a steady part.
@@ -198,7 +198,7 @@ std::shared_ptr<const trace> bursty() {
   std::string text;
   for (int i = 0; i < 50; ++i) text += std::to_string(100'000'000 + (i / 5) * 100'000) + "\n";
   for (int i = 0; i < 37; ++i) text += std::to_string(300'000'000 + i * 13'000'000LL) + "\n";
-  return parse_ok(text);
+  return parse_trace_ok(text);
 }
 
 TEST(TraceReplay, WorkersTogetherYieldExactlyTheTrace) {
@@ -264,7 +264,7 @@ TEST(TraceReplay, ScheduleOutRoundTripsExactly) {
   poisson.workers = 2;
   std::ostringstream first;
   write_schedule(first, poisson);
-  const auto t = parse_ok(first.str());
+  const auto t = parse_trace_ok(first.str());
   ASSERT_TRUE(t);
   std::vector<std::int64_t> expected;
   for (const auto& e : drain(worker_stream::whole_shard(poisson)))
@@ -277,13 +277,13 @@ TEST(TraceReplay, ScheduleOutRoundTripsExactly) {
 }
 
 TEST(TraceReplay, NamesRoundTripThroughScheduleOut) {
-  const auto t = parse_ok("0 a\n10\n20 b-2\n");
+  const auto t = parse_trace_ok("0 a\n10\n20 b-2\n");
   std::ostringstream out;
   write_schedule(out, replay_plan(t, 0s, 1s));
   EXPECT_EQ(rows_of(out.str()), (std::vector<std::string>{"0 0 0 measured a", "1 10 0 measured",
                                                           "2 20 0 measured b-2"}));
   EXPECT_NE(out.str().find("# index offset_ns worker phase name\n"), std::string::npos);
-  const auto again = parse_ok(out.str());
+  const auto again = parse_trace_ok(out.str());
   ASSERT_TRUE(again);
   EXPECT_EQ(offsets_of(*again), offsets_of(*t));
   for (std::size_t i = 0; i < t->size(); ++i) EXPECT_EQ(again->name(i), t->name(i));
@@ -292,14 +292,14 @@ TEST(TraceReplay, NamesRoundTripThroughScheduleOut) {
 TEST(TraceReplay, DescribeAndValidate) {
   std::string text;
   for (int i = 0; i < 400; ++i) text += std::to_string(i * 5'000'000LL) + "\n";  // 0 .. 1.995 s
-  const auto t = parse_ok(text);
+  const auto t = parse_trace_ok(text);
   EXPECT_EQ(describe(replay_plan(t, 0s, 2s)),
             "trace replay of t.txt (400 requests over 2s, mean 200 req/s)");
   EXPECT_EQ(
       describe(replay_plan(t, 500ms, 500ms)),
       "trace replay of t.txt (200 requests over 1s, mean 200 req/s; 200 entries at or after 1s "
       "left out)");
-  EXPECT_EQ(describe(replay_plan(parse_ok("0\n"), 0s, 3s)),
+  EXPECT_EQ(describe(replay_plan(parse_trace_ok("0\n"), 0s, 3s)),
             "trace replay of t.txt (1 request over 3s, mean 0.333 req/s)");
   const replay_summary cut = summarize(*t, 1s);
   EXPECT_EQ(cut.requests, 200u);
@@ -307,7 +307,7 @@ TEST(TraceReplay, DescribeAndValidate) {
   EXPECT_DOUBLE_EQ(cut.mean_rate_per_s, 200.0);
   EXPECT_FALSE(validate(replay_plan(t, 0s, 2s)));
   EXPECT_EQ(validate(replay_plan(nullptr, 0s, 2s)).value_or(""), "trace replay without a trace");
-  EXPECT_EQ(validate(replay_plan(parse_ok("5000000000\n"), 1s, 1s)).value_or(""),
+  EXPECT_EQ(validate(replay_plan(parse_trace_ok("5000000000\n"), 1s, 1s)).value_or(""),
             "the trace's first offset, 5s, is at or after warm-up + duration (2s), so no request "
             "would be sent");
   plan staged = replay_plan(t, 0s, 2s);

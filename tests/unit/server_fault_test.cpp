@@ -2,6 +2,8 @@
 // sockets with every request faulted (fraction 1.0).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include "server_test_support.hpp"
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -30,7 +32,7 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-const std::string get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+using test_support::get;
 const std::string ok_response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\n";
 
 enum class ending { eof, reset, timeout };

@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include "server_test_support.hpp"
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -28,10 +30,7 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::nanoseconds;
 
-nanoseconds mono_now() {
-  return std::chrono::duration_cast<nanoseconds>(
-      std::chrono::steady_clock::now().time_since_epoch());
-}
+using test_support::mono_now;
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
@@ -107,7 +106,7 @@ class client {
   std::string buffer_;
 };
 
-const std::string get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+using test_support::get;
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path);

@@ -3,6 +3,8 @@
 // test instead of hanging it.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include "server_test_support.hpp"
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -40,12 +42,10 @@ using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 using std::chrono::steady_clock;
 
-const std::string get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+using test_support::get;
 const std::string get_close = "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 
-nanoseconds mono_now() {
-  return std::chrono::duration_cast<nanoseconds>(steady_clock::now().time_since_epoch());
-}
+using test_support::mono_now;
 
 std::filesystem::path temp_dir() {
   const auto dir = std::filesystem::temp_directory_path() /
