@@ -12,14 +12,30 @@
 
 namespace punctual::report {
 
-namespace {
+chart_spec html_spectrum_spec(std::string id, std::string title) {
+  chart_spec c;
+  c.id = std::move(id);
+  c.title = std::move(title);
+  c.x_title = "percentile";
+  c.y_title = "latency";
+  c.x_axis = x_axis_kind::percentile;
+  c.y_axis = y_axis_kind::latency;
+  c.height = 360;
+  return c;
+}
 
-constexpr const char* chart_blue = "#1f77b4";
-constexpr const char* chart_orange = "#e07b00";
-constexpr const char* chart_green = "#2ca02c";
-constexpr const char* chart_red = "#c0392b";
-constexpr const char* chart_purple = "#7b4ea3";
-constexpr const char* chart_grey = "#777777";
+chart_spec html_time_spec(std::string id, std::string title, y_axis_kind y, int height) {
+  chart_spec c;
+  c.id = std::move(id);
+  c.title = std::move(title);
+  c.x_title = "seconds into the measured window";
+  c.y_title = y == y_axis_kind::latency ? "latency" : "requests per row";
+  c.y_axis = y;
+  c.height = height;
+  return c;
+}
+
+namespace {
 
 constexpr std::string_view chart_summary_keys[] = {"50", "75", "90", "99", "99.9", "99.99", "100"};
 
@@ -53,18 +69,6 @@ std::vector<chart_threshold> chart_slo_lines(const html_json& report) {
   return lines;
 }
 
-chart_spec chart_spectrum_spec(std::string id, std::string title) {
-  chart_spec c;
-  c.id = std::move(id);
-  c.title = std::move(title);
-  c.x_title = "percentile";
-  c.y_title = "latency";
-  c.x_axis = x_axis_kind::percentile;
-  c.y_axis = y_axis_kind::latency;
-  c.height = 360;
-  return c;
-}
-
 // Each row's value at `key` (or `key`.`sub`), at the middle of the interval the row covers.
 std::vector<chart_point> chart_column(const html_json& rows, double interval_s,
                                       std::string_view key, std::string_view sub = {}) {
@@ -76,17 +80,6 @@ std::vector<chart_point> chart_column(const html_json& rows, double interval_s,
     points.push_back({html_row_middle_s(row, interval_s), html_number(holder, leaf)});
   }
   return points;
-}
-
-chart_spec chart_time_spec(std::string id, std::string title, y_axis_kind y, int height) {
-  chart_spec c;
-  c.id = std::move(id);
-  c.title = std::move(title);
-  c.x_title = "seconds into the measured window";
-  c.y_title = y == y_axis_kind::latency ? "latency" : "requests per row";
-  c.y_axis = y;
-  c.height = height;
-  return c;
 }
 
 std::string chart_component_words(std::string_view component) {
@@ -161,14 +154,14 @@ void chart_latency_over_time(std::string& out, const html_json& report, const ht
   const auto column = [&](const char* view, const char* key) {
     return chart_column(rows, interval_s, view, key);
   };
-  chart_spec c = chart_time_spec("latency-over-time", "Latency per row", y_axis_kind::latency, 360);
+  chart_spec c = html_time_spec("latency-over-time", "Latency per row", y_axis_kind::latency, 360);
   c.x_end = html_rows_end_s(rows, interval_s);
-  c.series = {{"response p50", chart_blue, column("response_time", "p50_ns"), "4 3"},
-              {"response p99", chart_blue, column("response_time", "p99_ns"), ""},
-              {"response max", chart_purple, column("response_time", "max_ns"), ""},
-              {"service p50", chart_orange, column("service_time", "p50_ns"), "4 3"},
-              {"service p99", chart_orange, column("service_time", "p99_ns"), ""},
-              {"service max", chart_red, column("service_time", "max_ns"), "1 2"}};
+  c.series = {{"response p50", html_blue, column("response_time", "p50_ns"), "4 3"},
+              {"response p99", html_blue, column("response_time", "p99_ns"), ""},
+              {"response max", html_purple, column("response_time", "max_ns"), ""},
+              {"service p50", html_orange, column("service_time", "p50_ns"), "4 3"},
+              {"service p99", html_orange, column("service_time", "p99_ns"), ""},
+              {"service max", html_red, column("service_time", "max_ns"), "1 2"}};
   c.thresholds = chart_slo_lines(report);
   c.band = chart_worst_band(report);
   out += "<h2 id=\"over-time\">Over time</h2>\n";
@@ -182,22 +175,22 @@ void chart_latency_over_time(std::string& out, const html_json& report, const ht
 
 void chart_load_over_time(std::string& out, const html_json& rows, double interval_s) {
   const auto column = [&](const char* key) { return chart_column(rows, interval_s, key); };
-  chart_spec c = chart_time_spec("load-over-time", "Load per row", y_axis_kind::count, 300);
+  chart_spec c = html_time_spec("load-over-time", "Load per row", y_axis_kind::count, 300);
   c.x_end = html_rows_end_s(rows, interval_s);
   // Planned last, drawn on top: its dashes stay visible where sent and completed keep to it.
-  c.series = {{"sent", chart_blue, column("sent"), ""},
-              {"completed", chart_green, column("completed"), ""},
-              {"errors", chart_red, column("errors"), ""},
-              {"timeouts", chart_purple, column("timeouts"), ""},
-              {"planned", chart_grey, column("planned"), "4 3"}};
+  c.series = {{"sent", html_blue, column("sent"), ""},
+              {"completed", html_green, column("completed"), ""},
+              {"errors", html_red, column("errors"), ""},
+              {"timeouts", html_purple, column("timeouts"), ""},
+              {"planned", html_grey, column("planned"), "4 3"}};
   html_chart(out, c,
              "Planned by intended time, sent by send time, completed and failed by the time "
              "they ended.");
-  chart_spec lag = chart_time_spec("send-lag-over-time", "Send lag and queue wait per row",
-                                   y_axis_kind::latency, 260);
+  chart_spec lag = html_time_spec("send-lag-over-time", "Send lag and queue wait per row",
+                                  y_axis_kind::latency, 260);
   lag.x_end = c.x_end;
-  lag.series = {{"send lag p99", chart_red, column("send_lag_p99_ns"), ""},
-                {"queue wait p99", chart_orange, column("queue_wait_p99_ns"), "4 3"}};
+  lag.series = {{"send lag p99", html_red, column("send_lag_p99_ns"), ""},
+                {"queue wait p99", html_orange, column("queue_wait_p99_ns"), "4 3"}};
   html_chart(out, lag,
              "Send lag is the generator's own lateness; queue wait is time waiting for a busy "
              "connection.");
@@ -208,11 +201,11 @@ void chart_load_over_time(std::string& out, const html_json& rows, double interv
 void html_spectrum_section(std::string& out, const html_json& report) {
   const html_json* views = html_find(html_find(report, "histograms"), "views");
   const html_json* latency = html_find(report, "latency");
-  chart_spec c = chart_spectrum_spec("spectrum", "Percentile spectrum");
+  chart_spec c = html_spectrum_spec("spectrum", "Percentile spectrum");
   constexpr std::pair<const char*, const char*> names[] = {{"response_time", "response time"},
                                                            {"service_time", "service time"},
                                                            {"reconstructed", "reconstructed"}};
-  const char* colours[] = {chart_blue, chart_orange, chart_green};
+  const char* colours[] = {html_blue, html_orange, html_green};
   bool from_summary = false;
   for (std::size_t i = 0; i < std::size(names); ++i) {
     if (auto h = html_histogram(html_find(views, names[i].first))) {
@@ -238,8 +231,8 @@ void html_spectrum_section(std::string& out, const html_json& report) {
 void html_demo_spectrum(std::string& out, const html_json& demo) {
   const html_json* columns = html_find(demo, "columns");
   const html_json* histograms = html_find(demo, "histograms");
-  chart_spec c = chart_spectrum_spec("spectrum", "Percentile spectrum of the four views");
-  const char* colours[] = {chart_orange, chart_green, chart_blue, chart_grey};
+  chart_spec c = html_spectrum_spec("spectrum", "Percentile spectrum of the four views");
+  const char* colours[] = {html_orange, html_green, html_blue, html_grey};
   std::size_t i = 0;
   for (const auto& [name, col] : columns->items()) {
     std::vector<chart_point> points;

@@ -44,6 +44,16 @@ void html_chart(std::string& out, const chart_spec& chart, std::string_view capt
 void html_note(std::string& out, std::string_view text);
 
 // html_charts.cpp
+// The charts' colours.
+inline constexpr const char* html_blue = "#1f77b4";
+inline constexpr const char* html_orange = "#e07b00";
+inline constexpr const char* html_green = "#2ca02c";
+inline constexpr const char* html_red = "#c0392b";
+inline constexpr const char* html_purple = "#7b4ea3";
+inline constexpr const char* html_grey = "#777777";
+// A percentile spectrum (x: 1/(1-p) on a log scale; y: latency), and a chart over time.
+chart_spec html_spectrum_spec(std::string id, std::string title);
+chart_spec html_time_spec(std::string id, std::string title, y_axis_kind y, int height);
 void html_spectrum_section(std::string& out, const html_json& report);
 void html_demo_spectrum(std::string& out, const html_json& demo);  // demo has its columns
 void html_over_time_sections(std::string& out, const html_json& report);

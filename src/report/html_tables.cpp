@@ -77,14 +77,9 @@ void table_sessions(std::string& out, const html_json& sessions) {
 void table_session_spectrum(std::string& out, const html_json& report) {
   const html_json* sessions = html_find(html_find(report, "histograms"), "sessions");
   if (!sessions || !sessions->is_object() || sessions->empty()) return;
-  chart_spec c;
-  c.id = "session-spectrum";
-  c.title = "Session time spectrum";
-  c.x_title = "percentile";
+  chart_spec c = html_spectrum_spec("session-spectrum", "Session time spectrum");
   c.y_title = "session time";
-  c.x_axis = x_axis_kind::percentile;
-  c.y_axis = y_axis_kind::latency;
-  const char* colours[] = {"#1f77b4", "#e07b00", "#2ca02c", "#7b4ea3", "#c0392b", "#777777"};
+  const char* colours[] = {html_blue, html_orange, html_green, html_purple, html_red, html_grey};
   for (const auto& [name, text] : sessions->items()) {
     if (auto h = html_histogram(&text)) {
       c.series.push_back(
@@ -105,16 +100,6 @@ void table_worst_step(std::string& out, const html_json& report) {
                  xml_escape(html_string(w, "cause")));
 }
 
-chart_spec table_time_chart(std::string id, std::string title, std::string y_title) {
-  chart_spec c;
-  c.id = std::move(id);
-  c.title = std::move(title);
-  c.x_title = "seconds into the measured window";
-  c.y_title = std::move(y_title);
-  c.height = 280;
-  return c;
-}
-
 // Attempts and amplification per row: from the series, else from the older attempts.per_second.
 void table_retry_charts(std::string& out, const html_json& report) {
   const html_json* rows = html_find(html_find(report, "series"), "per_second");
@@ -133,16 +118,17 @@ void table_retry_charts(std::string& out, const html_json& report) {
     firsts.push_back({x, b});
     if (b > 0) amplification.push_back({x, a / b});
   }
-  chart_spec c = table_time_chart("attempts-over-time", "Attempts per row", "requests per row");
+  chart_spec c = html_time_spec("attempts-over-time", "Attempts per row", y_axis_kind::count, 280);
   c.x_end = html_rows_end_s(*rows, interval_s);
-  c.series = {{"attempts", "#c0392b", std::move(attempts), ""},
-              {base, "#1f77b4", std::move(firsts), "4 3"}};
+  c.series = {{"attempts", html_red, std::move(attempts), ""},
+              {base, html_blue, std::move(firsts), "4 3"}};
   html_chart(out, c, "");
-  chart_spec amp = table_time_chart("amplification-over-time", "Amplification per row",
-                                    fmt::format("attempts / {}", base));
-  amp.series = {{"amplification", "#7b4ea3", std::move(amplification), ""}};
+  chart_spec amp =
+      html_time_spec("amplification-over-time", "Amplification per row", y_axis_kind::count, 280);
+  amp.y_title = fmt::format("attempts / {}", base);
+  amp.series = {{"amplification", html_purple, std::move(amplification), ""}};
   amp.x_end = c.x_end;
-  amp.thresholds = {{"no retries", 1.0, "#777777"}};
+  amp.thresholds = {{"no retries", 1.0, html_grey}};
   html_chart(out, amp, "");
 }
 
