@@ -1,5 +1,6 @@
 #include "record/intended_seconds.hpp"
 
+#include <bit>
 #include <tuple>
 
 #include "record/view_set.hpp"
@@ -34,11 +35,12 @@ bool worse_than(const second_views& a, const second_views& b) noexcept {
   return key(a) > key(b);
 }
 
+// A power of two, so the request path finds a second's slot with a mask, not a division.
 intended_seconds::intended_seconds(std::size_t slots)
-    : slots_(std::make_unique<slot[]>(slots)), size_(slots) {}
+    : slots_(std::make_unique<slot[]>(std::bit_ceil(slots))), size_(std::bit_ceil(slots)) {}
 
 second_views* intended_seconds::at(std::int64_t second) noexcept {
-  slot& s = slots_[static_cast<std::size_t>(second) % size_];
+  slot& s = slots_[static_cast<std::size_t>(second) & (size_ - 1)];
   const slot_state state = s.state.load(std::memory_order_acquire);
   if (state == slot_state::recording && s.views.second == second) return &s.views;
   if (state == slot_state::free && second > retired_through_.load(std::memory_order_relaxed)) {

@@ -61,6 +61,7 @@ bool worse_than(const second_views& a, const second_views& b) noexcept;
 // retired (worker) -> free (collector), so each slot has one owner at a time.
 class intended_seconds {
  public:
+  // At least `slots` slots (rounded up to a power of two).
   explicit intended_seconds(std::size_t slots);
 
   // The set of `second`, or nullptr when its slot is not free (the collector has not taken the

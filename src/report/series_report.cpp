@@ -23,14 +23,16 @@ json summary_json(const record::latency_summary& s) {
   return json{{"count", s.count}, {"p50_ns", s.p50}, {"p99_ns", s.p99}, {"max_ns", s.max}};
 }
 
-// The schedule's planned requests (by intended time, per second) that fall in row i.
+// The schedule's planned requests (by intended time, per second) whose second starts in the row.
 std::uint64_t planned_in_row(const run::result& r, std::int64_t row, nanoseconds width) {
-  std::uint64_t n = 0;
+  const auto first_second = [&](std::int64_t i) {  // the first second starting at or after row i
+    return static_cast<std::size_t>(
+        std::max<std::int64_t>(0, (width * i + one_second - nanoseconds{1}) / one_second));
+  };
   const auto& planned = r.load.planned;
-  for (std::size_t s = 0; s < planned.size(); ++s) {
-    const auto at = one_second * static_cast<std::int64_t>(s);
-    if (at >= width * row && at < width * (row + 1)) n += planned[s];
-  }
+  std::uint64_t n = 0;
+  for (std::size_t s = first_second(row); s < std::min(first_second(row + 1), planned.size()); ++s)
+    n += planned[s];
   return n;
 }
 

@@ -1,5 +1,5 @@
 // --timeline FILE.csv: the JSON report's series.per_second as a spreadsheet, one row per
-// interval (a second unless --interval says otherwise), RFC 4180.
+// interval of the .hlog (a second), RFC 4180.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -61,22 +61,22 @@ TEST(intended_seconds, an_interrupted_window_limits_the_candidates) {
 }
 
 TEST(intended_seconds, a_slot_is_reused_only_after_the_collector_took_it) {
-  intended_seconds ring(3);
+  intended_seconds ring(3);  // rounded up to 4 slots
   ASSERT_NE(ring.at(0), nullptr);
   ring.at(0)->planned = 7;
-  EXPECT_EQ(ring.at(3), nullptr);  // second 0 still holds the slot
+  EXPECT_EQ(ring.at(4), nullptr);  // second 0 still holds the slot
   EXPECT_EQ(ring.lost(), 1u);
   ring.retire_through(0);
   EXPECT_EQ(ring.at(0), nullptr);  // a retired second takes no more samples
-  EXPECT_EQ(ring.at(3), nullptr);  // ... and its slot is not free until taken
+  EXPECT_EQ(ring.at(4), nullptr);  // ... and its slot is not free until taken
   std::vector<std::int64_t> taken;
   ring.take_retired([&](const second_views& s) {
     taken.push_back(s.second);
     EXPECT_EQ(s.planned, 7u);
   });
   EXPECT_EQ(taken, std::vector<std::int64_t>{0});
-  ASSERT_NE(ring.at(3), nullptr);
-  EXPECT_EQ(ring.at(3)->planned, 0u);  // reset by the collector
+  ASSERT_NE(ring.at(4), nullptr);
+  EXPECT_EQ(ring.at(4)->planned, 0u);  // reset by the collector
   EXPECT_EQ(ring.retired_through(), 0);
 }
 
