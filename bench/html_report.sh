@@ -81,12 +81,7 @@ sed -e "s|@DIR@|$raw/nginx|g" -e "s|@PORT@|$port|g" "$here/nginx.conf.template" 
 nginx_pid=$!
 up=0
 for _ in $(seq 50); do
-  if python3 - "$port" <<'EOF' 2>/dev/null; then up=1; break; fi
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2)
-s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-sys.exit(0 if s.recv(64).startswith(b"HTTP/1.1 200") else 1)
-EOF
+  if python3 "$here/http_ready.py" "$port" 2>/dev/null; then up=1; break; fi
   kill -0 "$nginx_pid" 2>/dev/null || break
   sleep 0.1
 done

@@ -140,16 +140,7 @@ start_nginx() {  # [TEMPLATE DIR PORT tls]: the plain target by default
   nginx_pid=$!
   local i
   for i in $(seq 50); do
-    if python3 - "$p" "$tls" <<'EOF' 2>/dev/null; then return 0; fi
-import socket, ssl, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=0.2)
-if sys.argv[2]:
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-    s = ctx.wrap_socket(s)
-s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-sys.exit(0 if s.recv(64).startswith(b"HTTP/1.1 200") else 1)
-EOF
+    if python3 "$here/http_ready.py" "$p" "$tls" 2>/dev/null; then return 0; fi
     kill -0 "$nginx_pid" 2>/dev/null || break
     sleep 0.1
   done
