@@ -36,7 +36,9 @@ constexpr const char* keep_alive_response = "HTTP/1.1 200 OK\r\nContent-Length: 
 constexpr const char* close_delimited_response = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello\n";
 
 // What the child does with the first `batch` requests (times from the first one's arrival);
-// later requests are answered at once.
+// requests read after the batch but before the parent goes on are answered when it goes on
+// (after their deadlines: the parent may send a few more before the stop lands, more when the
+// host is slow to wake the child); later requests are answered at once.
 struct script {
   int connections = 1;
   int batch = 1;
@@ -59,19 +61,28 @@ void sleep_until(nanoseconds t) {
   }
 }
 
-// The child's side. Plain blocking system calls; it never leaves the parent stopped.
+// The child's way out, whatever happened: the parent must never be left stopped.
+[[noreturn]] void leave(pid_t parent, int code) {
+  kill(parent, SIGCONT);
+  _exit(code);
+}
+
+// The child's side. Plain blocking system calls; it never leaves the parent stopped (a write to
+// a connection the parent has reset fails with EPIPE instead of killing it with SIGPIPE).
 [[noreturn]] void serve_script(int listener, const script& s, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  signal(SIGPIPE, SIG_IGN);
   std::vector<pollfd> conns;
   std::vector<std::string> pending;  // bytes of a request head not yet complete, per connection
   std::vector<int> batch;            // connections whose request is in the frozen batch
+  std::vector<int> held;             // requests read after the batch, before the resume
   nanoseconds first_arrival{};
   bool frozen_done = false;
   const nanoseconds give_up = mono() + std::chrono::seconds(10);
   while (mono() < give_up) {
     while (static_cast<int>(conns.size()) < s.connections) {
       const int fd = accept(listener, nullptr, nullptr);
-      if (fd < 0) _exit(3);
+      if (fd < 0) leave(parent, 3);
       conns.push_back({fd, POLLIN, 0});
       pending.emplace_back();
     }
@@ -95,9 +106,11 @@ void sleep_until(nanoseconds t) {
         if (!frozen_done && static_cast<int>(batch.size()) < s.batch) {
           if (batch.empty()) first_arrival = mono();
           batch.push_back(static_cast<int>(i));
+        } else if (!frozen_done) {
+          held.push_back(static_cast<int>(i));
         } else {
           const char* r = keep_alive_response;
-          if (write(conns[i].fd, r, strlen(r)) < 0) _exit(4);
+          if (write(conns[i].fd, r, strlen(r)) < 0) leave(parent, 4);
         }
       }
     }
@@ -107,16 +120,20 @@ void sleep_until(nanoseconds t) {
       sleep_until(first_arrival + s.answer_at);
       for (const int i : batch) {
         const char* r = s.close_delimited ? close_delimited_response : keep_alive_response;
-        if (write(conns[i].fd, r, strlen(r)) < 0) _exit(4);
+        if (write(conns[i].fd, r, strlen(r)) < 0) leave(parent, 4);
         if (s.close_delimited) shutdown(conns[i].fd, SHUT_WR);
       }
       sleep_until(first_arrival + s.resume_at);
       kill(parent, SIGCONT);
+      // Past their deadlines: the parent may already have closed their connections.
+      for (const int i : held) {
+        const ssize_t ignored = write(conns[i].fd, keep_alive_response, strlen(keep_alive_response));
+        static_cast<void>(ignored);
+      }
     }
-    if (frozen_done && open == 0) _exit(0);
+    if (frozen_done && open == 0) leave(parent, 0);
   }
-  kill(parent, SIGCONT);
-  _exit(2);
+  leave(parent, 2);
 }
 
 class scripted_server {
