@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "fuzz_check.hpp"
 #include "cli/command.hpp"
 #include "cli/retry_options.hpp"
+#include "cli/shard_options.hpp"
 #include "cli/units.hpp"
 #include "engine/retry.hpp"
 
@@ -77,6 +79,29 @@ void fuzz_backoff(std::string_view text) {
   }
 }
 
+// An accepted shard is a slice that exists; env/N agrees with I/N for the same index.
+void fuzz_shard(std::string_view text) {
+  const auto shard = punctual::cli::try_parse_shard(text, "3");
+  if (!shard) return;
+  check(shard->count >= 1 && shard->index < shard->count);
+  const std::string count(text.substr(text.find('/') + 1));
+  if (text.starts_with("env/")) check(shard->index == 3);
+  const auto again = punctual::cli::try_parse_shard(std::to_string(shard->index) + "/" + count, nullptr);
+  check(again && again->index == shard->index && again->count == shard->count);
+}
+
+// An accepted start time is after 1970 and prints back (as Unix seconds) to the same instant.
+void fuzz_start_at(std::string_view text) {
+  const auto at = punctual::cli::try_parse_start_at(text);
+  if (!at) return;
+  check(at->count() >= -14 * 3600 * std::int64_t{1'000'000'000});  // 1970-01-01T00:00-14:00 at the least
+  if (at->count() < 0) return;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%lld.%09lld", static_cast<long long>(at->count() / 1'000'000'000),
+                static_cast<long long>(at->count() % 1'000'000'000));
+  check(punctual::cli::try_parse_start_at(buf) == at);
+}
+
 void fuzz_percent(std::string_view text) {
   const auto share = punctual::cli::try_parse_percent(text);
   if (share) check(*share > 0 && *share <= 1);
@@ -86,12 +111,14 @@ void fuzz_percent(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   const std::string_view text{reinterpret_cast<const char*>(data + 1), size - 1};
-  switch (data[0] % 6) {
+  switch (data[0] % 8) {
     case 0: fuzz_duration(text); break;
     case 1: fuzz_rate(text); break;
     case 2: fuzz_status(text); break;
     case 3: fuzz_retry_on(text); break;
     case 4: fuzz_backoff(text); break;
+    case 6: fuzz_shard(text); break;
+    case 7: fuzz_start_at(text); break;
     default: fuzz_percent(text); break;
   }
   return 0;

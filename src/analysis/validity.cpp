@@ -147,6 +147,10 @@ void add_connection_check(const validity_input& in, std::vector<check>& out) {
   out.push_back(std::move(c));
 }
 
+void add_start_lag_check(const validity_input& in, std::vector<check>& out) {
+  if (in.start_lag) out.push_back(start_lag_check(*in.start_lag, in.shard));
+}
+
 void add_user_cap_check(const validity_input& in, std::vector<check>& out) {
   if (in.max_users == 0 || !in.load || in.load->planned.empty() || in.mean_session_ns <= 0) return;
   const auto peak = static_cast<double>(*std::max_element(in.load->planned.begin(), in.load->planned.end()));
@@ -309,6 +313,20 @@ check schedule_check(const record::per_second_load& load, nanoseconds window) {
   return c;
 }
 
+check start_lag_check(nanoseconds lag, const std::string& shard) {
+  check c = make_check("start_lag", "<=", "ns");
+  c.figure = static_cast<double>(lag.count());
+  c.threshold = static_cast<double>(max_start_lag.count());
+  c.pass = lag <= max_start_lag;
+  if (!c.pass) {
+    c.note = shard + " began its schedule " + duration_text(c.figure) +
+             " after --start-at (allowed: " + duration_text(c.threshold) +
+             "): its requests until then were sent late, in a burst; start the shards earlier "
+             "(a longer lead time) or check its clock";
+  }
+  return c;
+}
+
 validity_report check_validity(const validity_input& in) {
   validity_report report;
   auto& out = report.checks;
@@ -321,6 +339,7 @@ validity_report check_validity(const validity_input& in) {
   }
   add_connection_check(in, out);
   add_user_cap_check(in, out);
+  add_start_lag_check(in, out);
   for (const double p : summary_percentiles) {
     if (p >= 100.0 || slo_names(gated, p)) continue;
     out.push_back(samples_beyond_check(in, p, check_level::warning));

@@ -54,6 +54,10 @@ struct validity_input {
   double mean_session_ns = 0;
   // The worst second by intended time (record/intended_seconds.hpp), if the run had one.
   const record::second_views* worst_second = nullptr;
+  // A run started at a shared wall-clock instant (--start-at): how late it began its schedule,
+  // and which shard it is ("shard 2 of 7"), for the note.
+  std::optional<std::chrono::nanoseconds> start_lag{};
+  std::string shard{};
 };
 
 struct validity_report {
@@ -65,6 +69,8 @@ struct validity_report {
 
 inline constexpr double cpu_share_warning = 0.90;
 inline constexpr std::int64_t min_samples_beyond = 10;
+// A shard that began its schedule later than this after --start-at fails the run.
+inline constexpr std::chrono::nanoseconds max_start_lag{100'000'000};
 // The schedule check allows a second this many late first attempts: max(1% of P(s), 2).
 inline constexpr double schedule_late_share = 0.01;
 inline constexpr std::uint64_t schedule_late_floor = 2;
@@ -86,6 +92,9 @@ validity_report check_validity(const validity_input& in);
 // is not judged, nor is the one an interruption cut short) left more first attempts behind than
 // allowed. Pure, for the edge cases' tests.
 check schedule_check(const record::per_second_load& load, std::chrono::nanoseconds window);
+
+// The start-lag check of one shard (validity_input::start_lag).
+check start_lag_check(std::chrono::nanoseconds lag, const std::string& shard);
 
 // The -c that Little's law with 1.5x headroom asks for: ceil(1.5 * rate * mean service time).
 std::uint32_t connections_needed(double rate_per_s, double mean_service_ns) noexcept;

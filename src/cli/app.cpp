@@ -110,6 +110,12 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--key", o.key, "https: the private key of --cert (PEM)");
   cmd.add_option("--resolve", o.resolve, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
       ->allow_extra_args(false);
+  cmd.add_option("--shard", o.shard,
+                 "I/N: run only requests i with i mod N == I (env/N: I from JOB_COMPLETION_INDEX)");
+  cmd.add_option("--start-at", o.start_at,
+                 "start the measured window at this wall-clock time (RFC 3339 or Unix seconds)");
+  cmd.add_option("--out-dir", o.out_dir, "write shard-I-of-N.json and shard-I-of-N.hlog into DIR")
+      ->check(not_empty);
 }
 
 void add_run_command(CLI::App& app, command_runner& chosen) {
@@ -203,10 +209,19 @@ void add_report_command(CLI::App& app, command_runner& chosen) {
 
 void add_merge_command(CLI::App& app, command_runner& chosen) {
   auto* cmd = app.add_subcommand(
-      "merge", "merge interval logs (.hlog) interval by interval into one log");
+      "merge", "merge the shards' JSON reports of a distributed run into one report (each with "
+               "its .hlog beside it), or interval logs (.hlog) interval by interval into one log");
   auto options = std::make_shared<merge_command_options>();
-  cmd->add_option("inputs", options->inputs, "interval logs to merge")->required();
-  cmd->add_option("-o,--output", options->output, "merged interval log to write")->required();
+  cmd->add_option("inputs", options->inputs, "shards' JSON reports, or interval logs, to merge")->required();
+  cmd->add_option("-o,--output", options->output, "merged JSON report or interval log to write")
+      ->required()
+      ->check(not_empty);
+  cmd->add_option("--html", options->html_out, "JSON reports: also write the merged HTML report")->check(not_empty);
+  cmd->add_option("--timeline", options->timeline_out, "JSON reports: also write the merged per-second CSV")
+      ->check(not_empty);
+  cmd->add_option("--slo", options->slos, "JSON reports: judge the merged run, as run --slo does (repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--slo-bound", options->slo_bound, "point (default) or upper, as run --slo-bound");
   cmd->add_option("--unit-ratio", options->unit_ratio,
                   "ratio for the max column (default: as in the inputs, else 1e6)")
       ->check(CLI::PositiveNumber);

@@ -15,6 +15,7 @@
 #include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
 #include "cli/merge_command.hpp"
+#include "cli/report_command.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/log_merge.hpp"
 
@@ -39,6 +40,13 @@ double infer_unit_ratio(const std::vector<hdr::interval_log>& logs) {
 }  // namespace
 
 int merge_command(const merge_command_options& o) {
+  std::size_t reports = 0;
+  for (const auto& path : o.inputs) reports += is_json_report(path) ? 1 : 0;
+  if (reports == o.inputs.size()) return merge_runs_command(o);
+  if (reports > 0) throw usage_error("merge: give either JSON run reports or interval logs, not both");
+  if (!o.html_out.empty() || !o.timeline_out.empty() || !o.slos.empty()) {
+    throw usage_error("merge: --html, --timeline and --slo apply to JSON run reports, not interval logs");
+  }
   std::vector<hdr::interval_log> logs;
   for (const auto& path : o.inputs) {
     auto read = hdr::read_interval_log_file(path);

@@ -1,4 +1,5 @@
-// `punctual merge`: interval logs merged interval by interval into one.
+// `punctual merge`: interval logs merged interval by interval into one, or the JSON reports of
+// a distributed run's shards merged into one report (docs/distributed.md).
 #pragma once
 
 #include <string>
@@ -11,8 +12,16 @@ struct merge_command_options {
   std::string output;
   double unit_ratio = 0;  // 0: inferred from the inputs' max column
   double tolerance_ms = 1.0;
+  // Shards' JSON reports only
+  std::string html_out;
+  std::string timeline_out;
+  std::vector<std::string> slos;
+  std::string slo_bound = "point";
 };
 
 int merge_command(const merge_command_options& o);
+// The JSON reports of shards: the merged report to `output`, its text on stdout; the exit code
+// is run's (docs/design.md, "Exit codes").
+int merge_runs_command(const merge_command_options& o);
 
 }  // namespace punctual::cli

@@ -110,17 +110,6 @@ std::string json_text(const report_options& o, const stream_summary& s) {
   return j.dump(2) + "\n";
 }
 
-// A JSON document starts with '{' (after any white space); an interval log never does.
-bool is_json_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(path + ": cannot open");
-  char ch = 0;
-  while (in.get(ch)) {
-    if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') return ch == '{';
-  }
-  return false;
-}
-
 int render_json_report(const report_options& o) {
   if (o.html_out.empty() && o.timeline_out.empty()) {
     throw usage_error(o.file + " is a JSON run report: give --html OUT.html and/or --timeline OUT.csv");
@@ -148,6 +137,16 @@ int render_json_report(const report_options& o) {
 }
 
 }  // namespace
+
+bool is_json_report(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(path + ": cannot open");
+  char ch = 0;
+  while (in.get(ch)) {
+    if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n') return ch == '{';
+  }
+  return false;
+}
 
 int report_command(const report_options& o) {
   if (is_json_report(o.file)) return render_json_report(o);

@@ -18,4 +18,8 @@ struct report_options {
 
 int report_command(const report_options& o);
 
+// A JSON document starts with '{' (after any white space); an interval log never does. Throws
+// usage_error when the file cannot be opened.
+bool is_json_report(const std::string& path);
+
 }  // namespace punctual::cli

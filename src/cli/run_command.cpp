@@ -15,6 +15,7 @@
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
 #include "cli/renderings.hpp"
+#include "cli/shard_options.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
 #include "schedule/stream.hpp"
@@ -110,6 +111,13 @@ double mean_session_ns(const run::config& c, const record::view_set& views) {
   return count > 0 ? sum / count : 0;
 }
 
+// This process's share of the planned rate: with N shards, each carries 1/N of it on its own -c.
+std::optional<double> shard_rate(const run::config& c) {
+  const auto rate = c.rate_per_s();
+  if (!rate) return rate;
+  return *rate / c.shards();
+}
+
 }  // namespace
 
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
@@ -119,7 +127,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
   const auto slo_ps = analysis::slo_percentiles(setup.slos);
   v.validity = analysis::check_validity({.views = views,
                                          .counts = r.measured.counts,
-                                         .rate_per_s = setup.config.rate_per_s(),
+                                         .rate_per_s = shard_rate(setup.config),
                                          .connections = setup.config.connections,
                                          .worker_cpu_shares = worker_cpu_shares(r),
                                          .intervals = series,
@@ -130,7 +138,9 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .load = setup.config.plan ? &r.load : nullptr,
                                          .max_users = setup.config.hybrid ? setup.config.hybrid->max_users : 0,
                                          .mean_session_ns = mean_session_ns(setup.config, views),
-                                         .worst_second = r.worst_second ? &*r.worst_second : nullptr});
+                                         .worst_second = r.worst_second ? &*r.worst_second : nullptr,
+                                         .start_lag = r.start_lag,
+                                         .shard = run::shard_name(setup.config)});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }
@@ -208,7 +218,8 @@ void write_outputs(const run_options& o, const run_setup& setup, const engine::r
 
 }  // namespace
 
-int run_command(const run_options& o, const std::vector<std::string>& command_line) {
+int run_command(const run_options& typed, const std::vector<std::string>& command_line) {
+  const run_options o = with_out_dir(typed);
   const run_setup setup = build_run(o, command_line);
   if (!o.schedule_out.empty()) {
     if (!setup.config.plan) throw usage_error("--schedule-out: the closed model has no schedule");

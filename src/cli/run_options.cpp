@@ -11,10 +11,12 @@
 #include "cli/command.hpp"
 #include "cli/mix_options.hpp"
 #include "cli/scenario_options.hpp"
+#include "cli/shard_options.hpp"
 #include "cli/tls_options.hpp"
 #include "cli/units.hpp"
 #include "http/request.hpp"
 #include "http/url.hpp"
+#include "net/clock.hpp"
 #include "schedule/stages.hpp"
 #include "schedule/trace.hpp"
 
@@ -272,6 +274,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   } else if (c.model == run::model_kind::open) {
     c.plan = build_plan(o, c, std::move(replay));
   }
+  apply_shard_options(o, c, net::unix_now());
   resolve_slo_names(s.slos, c);
   return s;
 }

@@ -60,6 +60,10 @@ struct run_options {
   std::string cert;
   std::string key;
   std::vector<std::string> resolve;  // HOST:PORT:ADDR
+  // Distributed runs (docs/distributed.md)
+  std::string shard;     // I/N, or env/N (I from JOB_COMPLETION_INDEX)
+  std::string start_at;  // RFC 3339 or Unix seconds: when the measured window starts
+  std::string out_dir;   // DIR: shard-I-of-N.json and shard-I-of-N.hlog
 };
 
 struct run_setup {

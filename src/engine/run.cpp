@@ -19,6 +19,7 @@ namespace {
 // Connections are opened before the start; the schedule begins this long after they are all up,
 // so no worker starts late on its first request.
 constexpr nanoseconds start_lead{20'000'000};
+constexpr nanoseconds connect_ahead{2'000'000'000};
 constexpr nanoseconds collect_period{20'000'000};
 
 void sleep_for(nanoseconds d) noexcept {
@@ -149,6 +150,16 @@ class intended_collector {
   record::worst_second_finder finder_;
 };
 
+// The send lag of the run's earliest dispatch: how late it began its schedule.
+std::optional<nanoseconds> start_lag(const std::vector<run::worker_stats>& workers) {
+  std::optional<run::dispatch_instant> first;
+  for (const auto& w : workers) {
+    if (w.first_dispatch && (!first || w.first_dispatch->at < first->at)) first = w.first_dispatch;
+  }
+  if (!first) return std::nullopt;
+  return std::max(first->at - first->due, nanoseconds{0});
+}
+
 }  // namespace
 
 load_run::load_run(const run_config& config)
@@ -170,6 +181,16 @@ load_run::load_run(const run_config& config)
   }
 }
 
+// --start-at: connections open this long before the schedule starts, so that they are ready
+// then and yet not idle long enough for a server to close them.
+void load_run::wait_for_start(nanoseconds until_unix) const noexcept {
+  while (!control_.interrupted.load()) {
+    const nanoseconds left = until_unix - net::unix_now();
+    if (left <= nanoseconds{0}) return;
+    sleep_for(std::min(left, nanoseconds{50'000'000}));
+  }
+}
+
 void load_run::interrupt() noexcept {
   if (control_.interrupted.load()) return;
   control_.interrupted_at_ns.store(net::mono_now().count());
@@ -180,6 +201,7 @@ void load_run::interrupt() noexcept {
 // Opens every connection before the start, and fixes the start: a run with nothing connected,
 // or a certificate that does not verify, ends here.
 void load_run::open(run_result& result) {
+  if (config_.start_at) wait_for_start(*config_.start_at - config_.warmup - connect_ahead);
   net::failure first_error;
   // Before any worker thread exists: the descriptor table's growth is free only then.
   constexpr std::uint32_t spare_descriptors = 64;  // epoll and eventfds per worker, logs, stdio
@@ -194,8 +216,16 @@ void load_run::open(run_result& result) {
     throw run_failure("could not connect to " + config_.target.text + ": " + first_error.text);
   }
   result.start = net::map_clocks();
-  result.start.unix += start_lead;
-  result.start.mono += start_lead;
+  if (config_.start_at) {
+    // The schedule's start is a wall-clock instant every shard shares: a shard that got here
+    // late keeps it, and its overdue requests carry their lateness as send lag.
+    const nanoseconds start_unix = *config_.start_at - config_.warmup;
+    result.start.mono += start_unix - result.start.unix;
+    result.start.unix = start_unix;
+  } else {
+    result.start.unix += start_lead;
+    result.start.mono += start_lead;
+  }
   result.measure_start = result.start.mono + config_.warmup;
   start_ = result.start;
 }
@@ -251,6 +281,7 @@ run_result load_run::execute(const interval_sink& sink) {
   intended.finish(result.window);
   result.worst_second = intended.worst();
   add_up(result);
+  if (config_.start_at) result.start_lag = start_lag(result.workers);
   return result;
 }
 

@@ -44,6 +44,7 @@ class load_run {
 
  private:
   void open(run_result& result);
+  void wait_for_start(nanoseconds until_unix) const noexcept;
   std::vector<std::thread> launch(std::atomic<std::uint32_t>& running);
   void add_up(run_result& result) const;
 

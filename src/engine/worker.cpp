@@ -239,6 +239,7 @@ void worker::dispatch_retries(nanoseconds now) {
 // A due attempt goes to an idle connection if the queue is empty, else waits in the queue.
 void worker::admit(record::request_times& t, nanoseconds now) {
   t.dispatched = now;
+  if (!stats_.first_dispatch) stats_.first_dispatch = run::dispatch_instant{now, t.intended};
   recorder_->on_dispatched(t);
   enqueue(t, now);
 }

@@ -22,17 +22,6 @@ std::string percentile_key(double p) {
 }
 
 
-json ci_json(const verdicts& v) {
-  json ci = json::object();
-  json methods = json::object();
-  for (std::size_t i = 0; i < v.response_ci.size() && i < std::size(summary_percentiles); ++i) {
-    if (!v.response_ci[i].available()) continue;
-    const std::string key = percentile_key(summary_percentiles[i]);
-    ci[key] = json::array({v.response_ci[i].lo, v.response_ci[i].hi});
-    methods[key] = v.response_ci[i].method;
-  }
-  return json{{"ci", ci}, {"methods", methods}};
-}
 
 json latency_json(const run::result& r, const run::config& config, const verdicts& verdict) {
   json latency = json::object();
@@ -83,6 +72,26 @@ json model_json(const run::config& c) {
   return m;
 }
 
+// Where the run's schedule sits in time, and, for models with a schedule, what a merge of
+// shards needs to judge it again: the slice, the plan's digest and the per-second load.
+json schedule_json(const run::config& config, const run::result& r) {
+  json s{{"start_unix_ns", r.start.unix.count()},
+         {"start_mono_ns", r.start.mono.count()},
+         {"warmup_ns", config.warmup.count()},
+         {"duration_ns", config.duration.count()},
+         {"window_ns", r.window.count()},
+         {"planned", r.measured.counts.planned}};
+  if (!config.plan) return s;
+  s["shard"] = {{"index", config.shard_index()}, {"count", config.shards()}};
+  s["plan_sha256"] = config.plan_sha256;
+  s["start_at_unix_ns"] = config.start_at ? json(config.start_at->count()) : json(nullptr);
+  s["start_lag_ns"] = r.start_lag ? json(r.start_lag->count()) : json(nullptr);
+  if (config.start_at) s["clock_assumption"] = std::string(clock_assumption);
+  s["per_second_planned"] = r.load.planned;
+  s["per_second_late"] = r.load.late;
+  return s;
+}
+
 json correction_json(const run::config& c) {
   if (c.model != run::model_kind::closed) return json{{"kind", "intended-start"}};
   if (!c.expected_interval) return json{{"kind", "none"}};
@@ -110,6 +119,22 @@ json tls_json(const run::config& config, const run::result& r) {
          {"handshakes", c.tls_handshakes + r.warmup.counts.tls_handshakes},
          {"resumed", c.tls_resumed + r.warmup.counts.tls_resumed}};
   return t;
+}
+
+
+
+}  // namespace
+
+nlohmann::ordered_json ci_json(const verdicts& v) {
+  json ci = json::object();
+  json methods = json::object();
+  for (std::size_t i = 0; i < v.response_ci.size() && i < std::size(summary_percentiles); ++i) {
+    if (!v.response_ci[i].available()) continue;
+    const std::string key = percentile_key(summary_percentiles[i]);
+    ci[key] = json::array({v.response_ci[i].lo, v.response_ci[i].hi});
+    methods[key] = v.response_ci[i].method;
+  }
+  return json{{"ci", ci}, {"methods", methods}};
 }
 
 json validity_json(const verdicts& v) {
@@ -143,8 +168,6 @@ json slo_json(const verdicts& v) {
   if (v.slo->refused) j["refusal"] = v.slo->refusal;
   return j;
 }
-
-}  // namespace
 
 // Every outcome by name, always all seven (the run's, the warm-up's, a name's, a session's).
 nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o) {
@@ -192,13 +215,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"target", config.target_url},
            {"model", model_json(config)},
            {"correction", correction_json(config)},
-           {"schedule",
-            {{"start_unix_ns", r.start.unix.count()},
-             {"start_mono_ns", r.start.mono.count()},
-             {"warmup_ns", config.warmup.count()},
-             {"duration_ns", config.duration.count()},
-             {"window_ns", r.window.count()},
-             {"planned", c.planned}}},
+           {"schedule", schedule_json(config, r)},
            {"interrupted", r.interrupted},
            {"outcomes", outcomes_json(c.outcomes)},
            {"socket_errors", socket_errors},

@@ -21,7 +21,15 @@ inline double per_second(std::uint64_t n, nanoseconds window) {
                             : 0.0;
 }
 
+// What a run started at a shared wall-clock instant assumes of the clocks.
+inline constexpr std::string_view clock_assumption =
+    "shards' wall clocks are assumed synchronised (NTP or better); each shard's start lag is "
+    "measured";
+
 // json_report.cpp
+nlohmann::ordered_json ci_json(const verdicts& v);  // {"ci": ..., "methods": ...}
+nlohmann::ordered_json validity_json(const verdicts& v);
+nlohmann::ordered_json slo_json(const verdicts& v);
 nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored);
 nlohmann::ordered_json outcomes_json(const std::array<std::uint64_t, record::outcome_count>& o);
 // verdict_text.cpp

@@ -101,6 +101,20 @@ nlohmann::ordered_json histograms_json(const run::config& c, const run::result& 
     views["reconstructed"] = hdr::encode_compressed_base64(reconstructed(r, *c.expected_interval));
   }
   json doc{{"encoding", "HdrHistogram V2, compressed, base64 (as in .hlog)"}, {"views", views}};
+  // Each name's own views (a mix's requests, a scenario's steps and sessions), in the mix's
+  // order, so that runs merge by name too.
+  if (!c.mix.empty()) {
+    json names = json::object();
+    for (std::size_t n = 0; n < c.mix.size() && n < r.measured.views.name_count(); ++n) {
+      json named = json::object();
+      for (std::size_t v = 0; v < record::named_view_count; ++v) {
+        named[std::string(record::named_view_names[v])] = hdr::encode_compressed_base64(
+            r.measured.views.named(n, static_cast<record::named_view>(v)));
+      }
+      names[c.mix[n].name] = named;
+    }
+    doc["names"] = names;
+  }
   if (c.hybrid) {
     json sessions = json::object();
     for (const auto& sc : c.hybrid->scenarios) {

@@ -29,6 +29,20 @@ void write_tls_line(std::ostream& out, const run::config& c, const run::result& 
              counts.tls_resumed + r.warmup.counts.tls_resumed);
 }
 
+// A distributed run: which slice of the plan this is, and how its start met --start-at.
+void write_shard_lines(std::ostream& out, const run::config& c, const run::result& r) {
+  if (c.shards() > 1) {
+    fmt::print(out, "{} (requests i with i mod {} = {}); plan {}: the rate above is the "
+               "whole plan's, the planned count, connections and threads this shard's\n",
+               run::shard_name(c), c.shards(), c.shard_index(), c.plan_sha256.substr(0, 12));
+  }
+  if (!c.start_at) return;
+  fmt::print(out, "start: measured window at {:.3f} (Unix s), start lag {}; {}\n",
+             static_cast<double>(c.start_at->count()) / 1e9,
+             r.start_lag ? analysis::duration_text(*r.start_lag) : std::string("none (nothing sent)"),
+             clock_assumption);
+}
+
 void write_header(std::ostream& out, const run::config& c, const run::result& r) {
   const auto planned = r.measured.counts.planned;
   if (c.model == run::model_kind::hybrid) {
@@ -73,6 +87,7 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
     fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(c.warmup),
                r.warmup.counts.planned);
   }
+  write_shard_lines(out, c, r);
   if (r.interrupted) fmt::print(out, "INTERRUPTED: the measured window ended early\n");
 }
 

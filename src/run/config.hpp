@@ -134,6 +134,14 @@ struct config {
   nanoseconds interval{std::chrono::seconds(1)};
   retry_policy retry;  // open model only
 
+  // Distributed runs (docs/distributed.md). The slice of the schedule is in `plan` (shards,
+  // shard_index); start_at puts the measured window's start at this wall-clock instant (Unix ns)
+  // instead of just after the connections open; plan_sha256 names the global plan.
+  std::optional<nanoseconds> start_at;
+  std::string plan_sha256;
+  std::uint32_t shards() const noexcept { return plan ? plan->shards : 1; }
+  std::uint32_t shard_index() const noexcept { return plan ? plan->shard_index : 0; }
+
   // The names that latency and outcomes are reported by, in the mix's order; none without a mix.
   std::size_t name_count() const noexcept { return mix.size(); }
 

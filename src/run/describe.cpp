@@ -5,6 +5,11 @@
 #include "analysis/text.hpp"
 
 namespace punctual::run {
+
+std::string shard_name(const config& c) {
+  return "shard " + std::to_string(c.shard_index()) + " of " + std::to_string(c.shards());
+}
+
 namespace {
 
 std::string cause_list(std::uint32_t mask) {

@@ -7,6 +7,9 @@
 
 namespace punctual::run {
 
+// "shard 2 of 7": which slice of a distributed run's schedule this process ran.
+std::string shard_name(const config& c);
+
 // "open", "closed", "hybrid"; "fine", "spin", "coarse"; "constant", "poisson", "trace": as options and
 // reports spell them.
 const char* name(model_kind m) noexcept;

@@ -18,7 +18,14 @@ namespace punctual::run {
 
 using nanoseconds = std::chrono::nanoseconds;
 
+// A worker's first request: when the generator got to it, and when it was due (CLOCK_MONOTONIC).
+struct dispatch_instant {
+  nanoseconds at{};
+  nanoseconds due{};
+};
+
 struct worker_stats {
+  std::optional<dispatch_instant> first_dispatch;
   nanoseconds cpu{};
   nanoseconds busy_wall{};
   std::uint64_t sleeps = 0;
@@ -45,6 +52,9 @@ struct result {
   record::per_second_load load;  // the measured window's planned requests and attempts
   hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
   std::vector<worker_stats> workers;
+  // --start-at: how late the run began its schedule, as the send lag of its earliest dispatch
+  // (none when nothing was dispatched).
+  std::optional<nanoseconds> start_lag;
   std::optional<tls_summary> tls;  // TLS runs that completed a handshake
   // Each interval of the measured window, in order, cut as the .hlog is (the timeline).
   std::vector<record::interval_row> series;

@@ -38,6 +38,7 @@ struct fixture {
   punctual::record::per_second_load load;
   std::uint32_t max_users = 0;
   double mean_session_ns = 0;
+  std::optional<std::chrono::nanoseconds> start_lag;
 
   fixture() {
     view_set second;
@@ -60,7 +61,8 @@ struct fixture {
                                          .connections = connections, .worker_cpu_shares = cpu,
                                          .intervals = series, .slo_percentiles = slo, .window = window,
                                          .load = &load, .max_users = max_users,
-                                         .mean_session_ns = mean_session_ns});
+                                         .mean_session_ns = mean_session_ns,
+                                         .start_lag = start_lag, .shard = "shard 2 of 7"});
   }
 };
 
@@ -382,3 +384,20 @@ TEST(schedule_check, gates_a_run_and_is_absent_without_a_schedule) {
 }  // namespace schedule_rule
 
 }  // namespace
+
+// A shard that began its schedule more than 100 ms after --start-at fails the run, and the
+// note names the shard; a run without --start-at has no such check.
+TEST(start_lag_rule, gates_a_late_shard_and_names_it) {
+  fixture f;
+  EXPECT_FALSE(has(f.run(), "start_lag"));
+  f.start_lag = std::chrono::milliseconds(100);
+  EXPECT_TRUE(f.run().valid());
+  EXPECT_TRUE(find(f.run(), "start_lag").pass);
+  f.start_lag = std::chrono::milliseconds(340);
+  const auto r = f.run();
+  EXPECT_FALSE(r.valid());
+  const auto& c = find(r, "start_lag");
+  EXPECT_EQ(c.level, check_level::gating);
+  EXPECT_DOUBLE_EQ(c.figure, 340e6);
+  EXPECT_NE(c.note.find("shard 2 of 7 began its schedule 340"), std::string::npos) << c.note;
+}

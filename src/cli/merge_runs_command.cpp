@@ -1,0 +1,109 @@
+// `punctual merge DIR/*.json -o merged.json`: the shards of a distributed run, each a JSON report
+// with its interval log beside it, merged into one report and judged again (docs/distributed.md).
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "analysis/slo.hpp"
+#include "cli/atomic_file.hpp"
+#include "cli/command.hpp"
+#include "cli/merge_command.hpp"
+#include "cli/renderings.hpp"
+#include "punctual/histogram/interval_log.hpp"
+#include "report/merged_report.hpp"
+
+namespace punctual::cli {
+namespace {
+
+// shard-0-of-3.json -> shard-0-of-3.hlog
+std::string log_beside(const std::string& json_path) {
+  const auto dot = json_path.rfind('.');
+  const auto slash = json_path.rfind('/');
+  const bool has_extension =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return (has_extension ? json_path.substr(0, dot) : json_path) + ".hlog";
+}
+
+report::shard_report read_shard(const std::string& path) {
+  report::shard_report s;
+  s.name = path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(path + ": cannot open");
+  try {
+    s.doc = nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw usage_error(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  const std::string log_path = log_beside(path);
+  auto log = hdr::read_interval_log_file(log_path);
+  if (!log) {
+    throw usage_error(
+        path + ": its interval log " + log_path +
+        " cannot be read (the merge takes each second's histograms from it): " + log.error);
+  }
+  s.log = std::move(*log.log);
+  return s;
+}
+
+std::vector<analysis::slo_expression> parse_slos(const merge_command_options& o) {
+  std::vector<analysis::slo_expression> slos;
+  for (const auto& text : o.slos) {
+    try {
+      slos.push_back(analysis::parse_slo(text));
+    } catch (const analysis::slo_syntax_error& e) {
+      throw usage_error(e.what());
+    }
+  }
+  return slos;
+}
+
+// --slo NAME:EXPR names one of the shards' request names or SCENARIO.session entries.
+void resolve_names(std::vector<analysis::slo_expression>& slos, const report::shard_report& s) {
+  std::vector<std::string> names;
+  std::vector<bool> sessions;
+  const auto& h = s.doc["histograms"];
+  if (h.contains("names")) {
+    for (const auto& [name, views] : h["names"].items()) {
+      names.push_back(name);
+      sessions.push_back(name.ends_with(".session") && s.doc.contains("sessions"));
+    }
+  }
+  try {
+    analysis::resolve_slo_scopes(slos, names, sessions);
+  } catch (const analysis::slo_syntax_error& e) {
+    throw usage_error(e.what());
+  }
+}
+
+}  // namespace
+
+int merge_runs_command(const merge_command_options& o) {
+  if (o.slo_bound != "point" && o.slo_bound != "upper") {
+    throw usage_error("--slo-bound: '" + o.slo_bound +
+                      "' is not a bound (expected point or upper)");
+  }
+  report::merge_settings settings;
+  settings.command_line = command_line();
+  settings.slos = parse_slos(o);
+  settings.bound =
+      o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
+  std::vector<report::shard_report> shards;
+  for (const auto& path : o.inputs) shards.push_back(read_shard(path));
+  report::merged_run merged;
+  try {
+    report::order_shards(shards);
+    resolve_names(settings.slos, shards.front());
+    merged = report::merge_runs(shards, settings);
+  } catch (const report::merge_refused& e) {
+    throw usage_error(e.what());
+  }
+  report::write_merged_text(std::cout, merged);
+  write_file_atomically(o.output, merged.doc.dump(2) + "\n");
+  write_renderings(merged.doc, o.html_out, o.timeline_out);
+  if (merged.interrupted) return exit_interrupted;
+  const auto& v = merged.verdict;
+  return analysis::exit_code(!v.validity.valid(), v.slo && v.slo->any_failed(),
+                             v.slo && v.slo->any_service_time_failure());
+}
+
+}  // namespace punctual::cli

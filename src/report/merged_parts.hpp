@@ -1,0 +1,55 @@
+// The pieces of a merge of shards' reports (report/merged_report.hpp): the sums it judges, and
+// the sections it rewrites from them. Internal to src/report.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "analysis/interval_series.hpp"
+#include "analysis/validity.hpp"
+#include "record/counters.hpp"
+#include "record/view_set.hpp"
+#include "report/merged_report.hpp"
+
+namespace punctual::report {
+
+// Everything the verdicts need, added over the shards.
+struct merged_sums {
+  explicit merged_sums(std::span<const double> slo_percentiles) : series(slo_percentiles) {}
+
+  std::vector<std::string> names;  // the mix's names, in its order (none without a mix)
+  record::view_set views;          // the measured window's totals, names included
+  record::counters counts;
+  std::vector<record::name_counts> by_name;          // by `names`
+  std::map<std::int64_t, record::view_set> seconds;  // each row of the timeline, from the logs
+  analysis::interval_series series;                  // those rows, in order
+  record::per_second_load load;
+  bool has_schedule = false;
+  std::chrono::nanoseconds window{};
+};
+
+// Adds src's whole numbers into dst, key by key; keys dst lacks are copied from src.
+void add_numbers(nlohmann::ordered_json& dst, const nlohmann::ordered_json& src);
+
+merged_sums add_shards(const std::vector<shard_report>& shards,
+                       std::span<const double> slo_percentiles);
+
+// The checks only a shard can make (its connections and users against its share of the load,
+// its start lag, and those from data a report does not carry), each the first failing shard's,
+// named by shard, else the first shard's.
+void carry_shard_checks(const std::vector<shard_report>& shards, analysis::validity_report& report);
+
+// series.per_second: counts added row by row, latency from the rows' added histograms.
+void write_series(const std::vector<shard_report>& shards, const merged_sums& sums,
+                  nlohmann::ordered_json& doc);
+// by_name and sessions: counts added, views from the added named histograms.
+void write_names(const std::vector<shard_report>& shards, const merged_sums& sums,
+                 nlohmann::ordered_json& doc);
+// `histograms` re-encoded from the sums, with the sections `like` has.
+nlohmann::ordered_json histograms_of(const merged_sums& sums, const nlohmann::ordered_json& like);
+
+}  // namespace punctual::report

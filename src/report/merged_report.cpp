@@ -1,0 +1,318 @@
+// How shards' reports become one: additive fields are added key by key, every latency figure is
+// recomputed from added histograms (the JSON's for the totals, the interval logs' for each
+// second), and validity and the SLOs are judged on the sums (docs/distributed.md, "Merging").
+#include "report/merged_report.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/text.hpp"
+#include "punctual/histogram/codec.hpp"
+#include "report/merged_parts.hpp"
+#include "report/sections.hpp"
+
+namespace punctual::report {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct shard_id {
+  std::uint32_t index = 0;
+  std::uint32_t count = 0;
+  std::string plan;
+};
+
+shard_id id_of(const shard_report& s) {
+  const json& schedule = s.doc.at("schedule");
+  if (!schedule.contains("shard") || !schedule.contains("plan_sha256")) {
+    throw merge_refused(s.name +
+                        ": not a shard's report (its schedule has no shard and no "
+                        "plan_sha256; a closed-model run has no schedule to share out)");
+  }
+  if (schedule["shard"]["index"].is_null()) {
+    throw merge_refused(s.name + ": already a merged report, not a shard's");
+  }
+  return {schedule["shard"]["index"].get<std::uint32_t>(),
+          schedule["shard"]["count"].get<std::uint32_t>(),
+          schedule["plan_sha256"].get<std::string>()};
+}
+
+std::string missing_text(const std::vector<std::uint32_t>& missing, std::uint32_t count) {
+  std::string list;
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    list += (i ? ", " : "") + std::to_string(missing[i]);
+  }
+  return (missing.size() == 1 ? "shard " + list + " of " + std::to_string(count) + " is missing"
+                              : "shards " + list + " of " + std::to_string(count) + " are missing");
+}
+
+// Added over every shard: the whole numbers of `key` (an object of counts), key by key.
+json added(const std::vector<shard_report>& shards, const char* key) {
+  json sum = shards.front().doc.value(key, json::object());
+  for (std::size_t i = 1; i < shards.size(); ++i)
+    add_numbers(sum, shards[i].doc.value(key, json::object()));
+  return sum;
+}
+
+double ratio(std::uint64_t a, std::uint64_t b) {
+  return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+}
+
+// The worst of the shards' worst seconds (or steps): highest p99, then highest max. Each was
+// judged within its shard: the merged run's worst second may be another (docs/distributed.md).
+json worst_of(const std::vector<shard_report>& shards, const char* key) {
+  json best(nullptr);
+  for (const auto& s : shards) {
+    const json& w = s.doc.value(key, json(nullptr));
+    if (w.is_null()) continue;
+    const auto rank = [](const json& j) {
+      return std::pair{j["response_time"]["p99_ns"].get<std::int64_t>(),
+                       j["response_time"]["max_ns"].get<std::int64_t>()};
+    };
+    if (best.is_null() || rank(w) > rank(best)) {
+      best = w;
+      best["shard"] = s.doc["schedule"]["shard"]["index"];
+    }
+  }
+  return best;
+}
+
+json shard_list(const std::vector<shard_report>& shards) {
+  json list = json::array();
+  for (const auto& s : shards) {
+    const json& schedule = s.doc["schedule"];
+    list.push_back({{"index", schedule["shard"]["index"]},
+                    {"file", s.name},
+                    {"planned", schedule["planned"]},
+                    {"valid", s.doc["validity"]["valid"]},
+                    {"start_lag_ns", schedule.value("start_lag_ns", json(nullptr))},
+                    {"command_line", s.doc["command_line"]}});
+  }
+  return list;
+}
+
+void merge_schedule(const std::vector<shard_report>& shards, const merged_sums& sums, json& doc) {
+  json& schedule = doc["schedule"];
+  std::uint64_t planned = 0;
+  std::optional<std::int64_t> worst_lag;
+  for (const auto& s : shards) {
+    planned += s.doc["schedule"]["planned"].get<std::uint64_t>();
+    const json& lag = s.doc["schedule"].value("start_lag_ns", json(nullptr));
+    if (!lag.is_null()) worst_lag = std::max(worst_lag.value_or(0), lag.get<std::int64_t>());
+  }
+  schedule["planned"] = planned;
+  schedule["window_ns"] = sums.window.count();
+  schedule["shard"] = {{"index", nullptr}, {"count", shards.size()}};
+  schedule["start_lag_ns"] = worst_lag ? json(*worst_lag) : json(nullptr);
+  schedule["per_second_planned"] = sums.load.planned;
+  schedule["per_second_late"] = sums.load.late;
+}
+
+void merge_counts(const std::vector<shard_report>& shards, const merged_sums& sums, json& doc) {
+  for (const char* key : {"outcomes", "socket_errors", "status_counts", "bytes", "attempts"}) {
+    doc[key] = added(shards, key);
+  }
+  json& attempts = doc["attempts"];
+  attempts["amplification"] = ratio(attempts["total"].get<std::uint64_t>(), sums.counts.planned);
+  doc["warmup"] = added(shards, "warmup");
+  if (doc.contains("http_errors")) doc["http_errors"] = added(shards, "http_errors");
+  if (doc.contains("tls")) {
+    const json tls = added(shards, "tls");
+    doc["tls"]["handshakes"] = tls["handshakes"];
+    doc["tls"]["resumed"] = tls["resumed"];
+  }
+  const double seconds = static_cast<double>(sums.window.count()) / 1e9;
+  const auto rate = [&](std::uint64_t n) {
+    return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
+  };
+  doc["rates_per_s"] = {{"planned", rate(sums.counts.planned)},
+                        {"sent", rate(sums.counts.sent_in_window)},
+                        {"completed", rate(sums.counts.completed_in_window)}};
+}
+
+void merge_model(const std::vector<shard_report>& shards, json& doc) {
+  std::uint64_t connections = 0;
+  std::uint64_t threads = 0;
+  json workers = json::array();
+  for (const auto& s : shards) {
+    connections += s.doc["model"]["connections"].get<std::uint64_t>();
+    threads += s.doc["model"]["threads"].get<std::uint64_t>();
+    for (json w : s.doc["generator"]["workers"]) {
+      w["shard"] = s.doc["schedule"]["shard"]["index"];
+      workers.push_back(std::move(w));
+    }
+  }
+  doc["model"]["connections"] = connections;
+  doc["model"]["threads"] = threads;
+  doc["generator"]["workers"] = workers;
+}
+
+void write_latency(const merged_sums& sums, const verdicts& v, json& doc) {
+  json& latency = doc["latency"];
+  for (std::size_t i = 0; i < record::view_count; ++i) {
+    const std::string name(record::view_names[i]);
+    if (!latency.contains(name)) continue;
+    const auto view = static_cast<record::view>(i);
+    latency[name] =
+        view_json(sums.views[view], view == record::view::response_time ? sums.counts.censored : 0);
+  }
+  const json ci = ci_json(v);
+  latency["response_time"]["percentiles_ci_ns"] = ci["ci"];
+  latency["response_time"]["percentiles_ci_method"] = ci["methods"];
+}
+
+verdicts judge_merged(const std::vector<shard_report>& shards, const merged_sums& sums,
+                      const merge_settings& settings) {
+  verdicts v;
+  const auto slo_ps = analysis::slo_percentiles(settings.slos);
+  std::vector<double> cpu;
+  std::uint32_t threads = 0;
+  for (const auto& s : shards) {
+    for (const auto& w : s.doc["generator"]["workers"]) cpu.push_back(w["cpu_share"].get<double>());
+    threads += s.doc["model"]["threads"].get<std::uint32_t>();
+  }
+  // The connection cap and the user cap are each shard's (its -c or max_users against its
+  // share): they come from the shards' own checks, as do the start lag and what needed data
+  // the shards do not write (the worst second's components, the Poisson send gaps).
+  v.validity = analysis::check_validity({.views = sums.views,
+                                         .counts = sums.counts,
+                                         .rate_per_s = std::nullopt,
+                                         .connections = 0,
+                                         .worker_cpu_shares = cpu,
+                                         .intervals = sums.series,
+                                         .slo_percentiles = slo_ps,
+                                         .window = sums.window,
+                                         .threads = threads,
+                                         .load = sums.has_schedule ? &sums.load : nullptr});
+  carry_shard_checks(shards, v.validity);
+  for (const double p : summary_percentiles) {
+    v.response_ci.push_back(
+        analysis::percentile_interval(sums.views[record::view::response_time], sums.series, p));
+  }
+  if (!settings.slos.empty()) {
+    v.slo = analysis::evaluate_slos(settings.slos, {.views = sums.views,
+                                                    .counts = sums.counts,
+                                                    .intervals = sums.series,
+                                                    .bound = settings.bound,
+                                                    .by_name = &sums.by_name});
+  }
+  return v;
+}
+
+}  // namespace
+
+void order_shards(std::vector<shard_report>& shards) {
+  if (shards.empty()) throw merge_refused("no reports to merge");
+  std::vector<shard_id> ids;
+  for (const auto& s : shards) {
+    try {
+      ids.push_back(id_of(s));
+    } catch (const json::exception& e) {
+      throw merge_refused(s.name + ": not a punctual run report (" + e.what() + ")");
+    }
+  }
+  const shard_id& first = ids.front();
+  std::vector<const shard_report*> at(first.count, nullptr);
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const shard_id& id = ids[i];
+    if (id.count != first.count) {
+      throw merge_refused(shards[i].name + " is a shard of " + std::to_string(id.count) + ", " +
+                          shards[0].name + " of " + std::to_string(first.count));
+    }
+    if (id.plan != first.plan) {
+      throw merge_refused(shards[i].name + " ran another plan than " + shards[0].name +
+                          " (plan_sha256 " + id.plan.substr(0, 12) + "... against " +
+                          first.plan.substr(0, 12) + "...)");
+    }
+    if (id.index >= id.count) throw merge_refused(shards[i].name + ": shard index out of range");
+    if (at[id.index]) {
+      throw merge_refused("shard " + std::to_string(id.index) + " of " + std::to_string(id.count) +
+                          " is given twice: " + at[id.index]->name + " and " + shards[i].name);
+    }
+    at[id.index] = &shards[i];
+  }
+  std::vector<std::uint32_t> missing;
+  for (std::uint32_t i = 0; i < first.count; ++i) {
+    if (!at[i]) missing.push_back(i);
+  }
+  if (!missing.empty()) throw merge_refused(missing_text(missing, first.count));
+  std::vector<shard_report> ordered;
+  for (const auto* s : at) ordered.push_back(std::move(*const_cast<shard_report*>(s)));
+  shards = std::move(ordered);
+}
+
+merged_run merge_runs(const std::vector<shard_report>& shards, const merge_settings& settings) {
+  merged_run m;
+  try {
+    const merged_sums sums = add_shards(shards, analysis::slo_percentiles(settings.slos));
+    m.verdict = judge_merged(shards, sums, settings);
+    json doc = shards.front().doc;
+    doc["command_line"] = settings.command_line;
+    for (const auto& s : shards) m.interrupted = m.interrupted || s.doc["interrupted"].get<bool>();
+    doc["interrupted"] = m.interrupted;
+    merge_model(shards, doc);
+    merge_schedule(shards, sums, doc);
+    merge_counts(shards, sums, doc);
+    write_latency(sums, m.verdict, doc);
+    doc["validity"] = validity_json(m.verdict);
+    doc["slo"] = slo_json(m.verdict);
+    doc["worst_interval"] = worst_of(shards, "worst_interval");
+    if (doc.contains("worst_step")) doc["worst_step"] = worst_of(shards, "worst_step");
+    write_series(shards, sums, doc);
+    write_names(shards, sums, doc);
+    doc["histograms"] = histograms_of(sums, doc["histograms"]);
+    doc["shards"] = shard_list(shards);
+    m.doc = std::move(doc);
+  } catch (const json::exception& e) {
+    throw merge_refused(std::string("cannot merge: a report lacks what a run report holds (") +
+                        e.what() + ")");
+  }
+  return m;
+}
+
+void write_merged_text(std::ostream& out, const merged_run& m) {
+  using analysis::duration_text;
+  const json& d = m.doc;
+  const json& schedule = d["schedule"];
+  fmt::print(out,
+             "merged {} shards of plan {}: {} model, {} for {}, {} planned; {} connections on {} "
+             "threads in all\n",
+             schedule["shard"]["count"].get<std::size_t>(),
+             schedule.value("plan_sha256", std::string()).substr(0, 12),
+             d["model"]["kind"].get<std::string>(), d["model"]["schedule"].get<std::string>(),
+             duration_text(schedule["duration_ns"].get<double>()),
+             schedule["planned"].get<std::uint64_t>(),
+             d["model"]["connections"].get<std::uint64_t>(),
+             d["model"]["threads"].get<std::uint64_t>());
+  for (const auto& s : d["shards"]) {
+    const json& lag = s["start_lag_ns"];
+    fmt::print(out, "  shard {}: {} planned, {}, start lag {}  ({})\n",
+               s["index"].get<std::uint32_t>(), s["planned"].get<std::uint64_t>(),
+               s["valid"].get<bool>() ? "valid" : "INVALID on its own",
+               lag.is_null() ? std::string("-") : duration_text(lag.get<double>()),
+               s["file"].get<std::string>());
+  }
+  if (!schedule.value("start_at_unix_ns", json(nullptr)).is_null())
+    fmt::print(out, "clocks: {}\n", clock_assumption);
+  if (m.interrupted) fmt::print(out, "INTERRUPTED: a shard's measured window ended early\n");
+  std::string outcomes;
+  for (const auto& [name, n] : d["outcomes"].items())
+    outcomes += fmt::format("{}{} {}", outcomes.empty() ? "" : ", ", name, n.get<std::uint64_t>());
+  fmt::print(out, "outcomes: {} (planned = sum of outcomes)\n\n", outcomes);
+  write_invalid_reasons(out, m.verdict);
+  for (const char* view : {"response_time", "service_time"}) {
+    const json& p = d["latency"][view]["percentiles_ns"];
+    fmt::print(out, "{:<14} p50 {}, p90 {}, p99 {}, p99.9 {}, max {}\n", view,
+               duration_text(p["50"].get<double>()), duration_text(p["90"].get<double>()),
+               duration_text(p["99"].get<double>()), duration_text(p["99.9"].get<double>()),
+               duration_text(p["100"].get<double>()));
+  }
+  write_validity(out, m.verdict);
+  write_slos(out, m.verdict);
+}
+
+}  // namespace punctual::report
