@@ -135,14 +135,15 @@ void add_drop_check(const validity_input& in, std::vector<check>& out) {
 void add_connection_check(const validity_input& in, std::vector<check>& out) {
   if (!in.rate_per_s) return;  // closed model: the server sets the rate, there is none to sustain
   const double mean_ns = steady_mean_service_ns(in.views, in.intervals);
+  const double rate = *in.rate_per_s / std::max(in.shards, 1U);  // this process's share
   check c = make_check("connection_cap", ">=", "connections");
   c.figure = in.connections;
-  c.threshold = connection_headroom * *in.rate_per_s * mean_ns / 1e9;
+  c.threshold = connection_headroom * rate * mean_ns / 1e9;
   c.pass = c.figure >= c.threshold;
   if (!c.pass) {
-    c.note = "-c " + std::to_string(in.connections) + " cannot carry " + number_text(*in.rate_per_s) +
+    c.note = "-c " + std::to_string(in.connections) + " cannot carry " + number_text(rate) +
              " req/s at a mean service time of " + duration_text(mean_ns) + "; -c " +
-             std::to_string(connections_needed(*in.rate_per_s, mean_ns)) + " would have sufficed";
+             std::to_string(connections_needed(rate, mean_ns)) + " would have sufficed";
   }
   out.push_back(std::move(c));
 }
@@ -213,7 +214,7 @@ void add_cpu_warnings(const validity_input& in, std::vector<check>& out) {
 // Skipped below poisson_ks_min_samples gaps, where sampling noise dominates the threshold.
 void add_poisson_warning(const validity_input& in, std::vector<check>& out) {
   if (!in.poisson_send_gaps || !in.rate_per_s) return;
-  const gap_fit fit = fit_erlang(*in.poisson_send_gaps, in.threads, *in.rate_per_s);
+  const gap_fit fit = fit_erlang(*in.poisson_send_gaps, in.threads * std::max(in.shards, 1U), *in.rate_per_s);
   if (fit.samples < poisson_ks_min_samples) return;
   check c = make_check("poisson_send_gaps", "<=", "ks_distance", check_level::warning);
   c.figure = fit.ks_distance;

@@ -58,6 +58,9 @@ struct validity_input {
   // and which shard it is ("shard 2 of 7"), for the note.
   std::optional<std::chrono::nanoseconds> start_lag{};
   std::string shard{};
+  // A distributed run (--shard I/N): this process carries 1/shards of rate_per_s on its own
+  // connections, and each of its workers sends every (shards x threads)-th request.
+  std::uint32_t shards = 1;
 };
 
 struct validity_report {

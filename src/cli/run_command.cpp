@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/text.hpp"
 #include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
@@ -18,6 +19,7 @@
 #include "cli/shard_options.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
+#include "run/describe.hpp"
 #include "schedule/stream.hpp"
 
 namespace punctual::cli {
@@ -111,13 +113,6 @@ double mean_session_ns(const run::config& c, const record::view_set& views) {
   return count > 0 ? sum / count : 0;
 }
 
-// This process's share of the planned rate: with N shards, each carries 1/N of it on its own -c.
-std::optional<double> shard_rate(const run::config& c) {
-  const auto rate = c.rate_per_s();
-  if (!rate) return rate;
-  return *rate / c.shards();
-}
-
 }  // namespace
 
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
@@ -127,7 +122,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
   const auto slo_ps = analysis::slo_percentiles(setup.slos);
   v.validity = analysis::check_validity({.views = views,
                                          .counts = r.measured.counts,
-                                         .rate_per_s = shard_rate(setup.config),
+                                         .rate_per_s = setup.config.rate_per_s(),
                                          .connections = setup.config.connections,
                                          .worker_cpu_shares = worker_cpu_shares(r),
                                          .intervals = series,
@@ -140,7 +135,8 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .mean_session_ns = mean_session_ns(setup.config, views),
                                          .worst_second = r.worst_second ? &*r.worst_second : nullptr,
                                          .start_lag = r.start_lag,
-                                         .shard = run::shard_name(setup.config)});
+                                         .shard = run::shard_name(setup.config),
+                                         .shards = setup.config.shards()});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }
@@ -224,6 +220,11 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
   if (!o.schedule_out.empty()) {
     if (!setup.config.plan) throw usage_error("--schedule-out: the closed model has no schedule");
     write_schedule_file(setup, o.schedule_out);
+  }
+  if (setup.config.start_at && !o.quiet) {
+    std::fprintf(stderr, "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
+                 run::shard_name(setup.config).c_str(), o.start_at.c_str(),
+                 analysis::duration_text(std::max(*setup.config.start_at - net::unix_now(), nanoseconds{0})).c_str());
   }
   analysis::interval_series series(analysis::slo_percentiles(setup.slos));
   progress_line progress(choose_progress(o.quiet, o.progress, isatty(STDERR_FILENO) == 1), stderr,

@@ -22,6 +22,8 @@ using std::chrono::nanoseconds;
 
 // Shards beyond this are refused: a request's shard is i mod N, and no deployment needs more.
 constexpr std::uint32_t max_shards = 100'000;
+// Start times after this (2096) are refused: their nanoseconds would come near int64's end.
+constexpr std::int64_t max_unix_seconds = 4'000'000'000;
 
 std::optional<std::uint32_t> whole(std::string_view text) noexcept {
   std::uint32_t v = 0;
@@ -63,8 +65,8 @@ std::optional<nanoseconds> parse_unix_seconds(std::string_view text) noexcept {
   std::size_t at = 0;
   std::int64_t seconds = 0;
   while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
-    if (at >= 11) return std::nullopt;  // beyond year 5000
     seconds = seconds * 10 + (text[at] - '0');
+    if (seconds > max_unix_seconds) return std::nullopt;
     ++at;
   }
   if (at == 0) return std::nullopt;
@@ -97,7 +99,7 @@ std::optional<nanoseconds> parse_rfc3339(std::string_view t) noexcept {
   const auto minute = digits_at(t, 14, 2);
   const auto second = digits_at(t, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
-  if (*year < 1970 || *month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 ||
+  if (*year < 1970 || *year > 2095 || *month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 ||
       *minute > 59 || *second > 60) {
     return std::nullopt;
   }

@@ -25,6 +25,9 @@ std::string html_string(const html_json* j, std::string_view key);
 
 // "1.25 ms", "850 ns", "72.2 µs": three significant digits.
 std::string html_duration(double ns);
+// A distributed run: "shard 2 of 7", or "merged from 7 shards" with their start lags; empty
+// for a run of one process.
+std::string html_shard_text(const html_json& report);
 // "1,234,567"; fractions keep up to 4 significant digits.
 std::string html_count(double n);
 // "2026-11-30 12:34:56.123 UTC" from Unix ns.

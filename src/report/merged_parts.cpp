@@ -111,6 +111,7 @@ void add_views(const shard_report& s, merged_sums& sums) {
 // (the shard's measured window) in interval lengths.
 void add_seconds(const shard_report& s, merged_sums& sums) {
   const double length = s.doc["series"]["interval_ns"].get<double>() / 1e9;
+  if (!(length > 0)) throw merge_refused(s.name + ": series.interval_ns is not a length");
   for (const auto& iv : s.log.intervals) {
     std::size_t view = 0;
     if (!iv.tag.empty()) {

@@ -401,3 +401,18 @@ TEST(start_lag_rule, gates_a_late_shard_and_names_it) {
   EXPECT_DOUBLE_EQ(c.figure, 340e6);
   EXPECT_NE(c.note.find("shard 2 of 7 began its schedule 340"), std::string::npos) << c.note;
 }
+
+// A shard carries 1/N of the planned rate on its own -c: the connection cap is judged on that
+// share, so 4 connections that carry a quarter of the rate pass.
+TEST(connection_rule, judges_a_shard_on_its_share_of_the_rate) {
+  fixture f;
+  f.rate = 1000;  // ~4 ms mean service: 1.5 * 1000 * 0.004 = 6 connections needed
+  f.connections = 4;
+  EXPECT_FALSE(find(f.run(), "connection_cap").pass);
+  auto in = validity_input{.views = f.views, .counts = f.counts, .rate_per_s = f.rate,
+                           .connections = 4, .worker_cpu_shares = f.cpu, .intervals = f.series,
+                           .slo_percentiles = {}, .window = f.window, .shards = 4};
+  const auto& c = find(check_validity(in), "connection_cap");
+  EXPECT_TRUE(c.pass);
+  EXPECT_NEAR(c.threshold, 1.5 * 250 * f.views[view::service_time].mean() / 1e9, 1e-9);
+}

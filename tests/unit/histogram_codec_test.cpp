@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_files.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -18,15 +20,8 @@ namespace {
 
 using bytes = std::vector<std::uint8_t>;
 
-std::string data_path(const std::string& name) { return std::string(PUNCTUAL_TEST_DATA) + "/hdrhistogram/" + name; }
 
-std::string read_text(const std::string& name) {
-  std::ifstream in(data_path(name), std::ios::binary);
-  EXPECT_TRUE(in) << name;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::read_text;
 
 nlohmann::json read_json(const std::string& name) { return nlohmann::json::parse(read_text(name)); }
 

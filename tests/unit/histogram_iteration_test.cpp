@@ -15,11 +15,7 @@
 namespace punctual::hdr {
 namespace {
 
-std::string read_text(const std::string& name) {
-  const std::string text = test::read_file(test::golden_dir + name);
-  EXPECT_FALSE(text.empty()) << name;
-  return text;
-}
+using test::read_text;
 
 histogram merged_golden_log() {
   histogram merged({1, 3'600'000'000, 3});

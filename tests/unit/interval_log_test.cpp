@@ -122,7 +122,7 @@ TEST(interval_log_writer, java_date_text) {
   EXPECT_EQ(java_utc_date_text(-5.0), "Thu Jan 01 00:00:00 UTC 1970");
 }
 
-void expect_figures(const histogram& h, const nlohmann::json& e) {
+void expect_interval_figures(const histogram& h, const nlohmann::json& e) {
   EXPECT_EQ(h.total_count(), e["totalCount"].get<std::int64_t>());
   EXPECT_EQ(h.min(), e["min"].get<std::int64_t>());
   EXPECT_EQ(h.max(), e["max"].get<std::int64_t>());
@@ -152,10 +152,10 @@ TEST_P(golden_logs, reader_gives_the_expected_figures) {
     EXPECT_EQ(iv.line, details[i]["line"].get<int>());
     EXPECT_DOUBLE_EQ(iv.start_unix_seconds, 1700000000.0 + details[i]["startSec"].get<double>());
     EXPECT_DOUBLE_EQ(iv.length_seconds, details[i]["lengthSec"].get<double>());
-    expect_figures(iv.value, details[i]);
+    expect_interval_figures(iv.value, details[i]);
     merged.add(iv.value);
   }
-  expect_figures(merged, expected);
+  expect_interval_figures(merged, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(both, golden_logs,

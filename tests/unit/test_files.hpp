@@ -1,6 +1,8 @@
 // Shared by the tests that read the golden HdrHistogram files in tests/data/hdrhistogram.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +16,13 @@ inline std::string read_file(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+// A golden file's text; an empty or missing file fails the test that reads it.
+inline std::string read_text(const std::string& name) {
+  const std::string text = read_file(golden_dir + name);
+  EXPECT_FALSE(text.empty()) << name;
+  return text;
 }
 
 }  // namespace punctual::test
