@@ -16,6 +16,7 @@
 
 #include "cli/command.hpp"
 #include "cli/demo_command.hpp"
+#include "cli/k8s_manifest_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
@@ -231,6 +232,38 @@ void add_merge_command(CLI::App& app, command_runner& chosen) {
   cmd->callback([options, &chosen] { chosen = [options] { return merge_command(*options); }; });
 }
 
+// The run options are `run`'s own, so they are parsed and checked exactly as `run` checks them.
+void add_k8s_manifest_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand(
+      "k8s-manifest", "print Kubernetes Jobs (YAML) that run N shards of one run and merge them");
+  auto run = std::make_shared<run_options>();
+  auto options = std::make_shared<k8s_manifest_options>();
+  auto& k = *options;
+  add_run_options(*cmd, *run);
+  // Parsed, so that k8s_manifest_command can say why it refuses them, but not offered.
+  for (const char* set : k8s_option::set_by_manifest) cmd->get_option(set)->group("");
+  cmd->add_option(k8s_option::shards, k.shards, "N: shards of the run, one pod each (required)")
+      ->required()
+      ->check(whole_number(1));
+  cmd->add_option(k8s_option::lead_time, k.lead_time,
+                  "the measured window starts this long after now (default 2m)");
+  cmd->add_option(k8s_option::image, k.image, "image with punctual (default punctual:0.1.0)");
+  cmd->add_option(k8s_option::claim, k.claim,
+                  "ReadWriteMany PersistentVolumeClaim mounted at /results (default "
+                  "punctual-results)");
+  cmd->add_option(k8s_option::memory, k.memory, "memory request and limit per pod (default 512Mi)");
+  cmd->add_option(k8s_option::cpu, k.cpu,
+                  "whole cores requested and limited per shard (default: -t)")
+      ->check(whole_number(1));
+  cmd->add_option(k8s_option::name, k.name,
+                  "run name: the Jobs' names and /results/NAME (default "
+                  "punctual-<UTC yyyymmdd-hhmmss>)");
+  cmd->add_option(k8s_option::name_space, k.name_space, "the Jobs' namespace (default: kubectl's)");
+  cmd->callback([&chosen, run, options] {
+    chosen = [run, options] { return k8s_manifest_command(*options, *run, command_line()); };
+  });
+}
+
 int fail(int code, const char* what) {
   std::fprintf(stderr, "punctual: %s\n", what);
   return code;
@@ -276,9 +309,10 @@ int run_app(int argc, char** argv) {
   add_demo_command(app, chosen);
   add_report_command(app, chosen);
   add_merge_command(app, chosen);
+  add_k8s_manifest_command(app, chosen);
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     const std::string message = std::string("unknown command '") + argv[1] +
-                                "' (expected run, serve, demo, report or merge)";
+                                "' (expected run, serve, demo, report, merge or k8s-manifest)";
     return fail(exit_usage, message.c_str());
   }
   try {

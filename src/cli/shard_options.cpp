@@ -24,6 +24,8 @@ using std::chrono::nanoseconds;
 constexpr std::uint32_t max_shards = 100'000;
 // Start times after this (2096) are refused: their nanoseconds would come near int64's end.
 constexpr std::int64_t max_unix_seconds = 4'000'000'000;
+// A start further off is more likely a mistyped date than a plan: a run would sit idle until it.
+constexpr nanoseconds max_start_ahead = std::chrono::hours(24);
 
 std::optional<std::uint32_t> whole(std::string_view text) noexcept {
   std::uint32_t v = 0;
@@ -220,6 +222,10 @@ void apply_shard_options(const run_options& o, run::config& c, nanoseconds now_u
       throw usage_error(
           "--start-at " + o.start_at + " is " + schedule::format_duration(now_unix - *at) +
           " in the past, more than the whole -d " + schedule::format_duration(c.duration));
+    }
+    if (*at - now_unix > max_start_ahead) {
+      throw usage_error("--start-at " + o.start_at + " is more than a day away (" +
+                        schedule::format_duration(*at - now_unix) + "): a mistyped date?");
     }
     c.start_at = *at;
   }

@@ -2,9 +2,12 @@
 # Cross-checks punctual's interval logs against hdr-histogram-js, an independent implementation:
 # the same file must give the same count, min, max and percentiles (and the mean to 1e-9).
 # A log written by `punctual run` must also agree with that run's JSON report (check_run_log.js).
+# The Kubernetes manifests (`punctual k8s-manifest`, deploy/kubernetes/) must be valid to
+# kubernetes-models, which validates against the Kubernetes API's schemas (check_k8s.js).
 #
 # usage: bash tests/interop/run.sh BUILD_DIR PUNCTUAL_BINARY
-#   BUILD_DIR receives node_modules (hdr-histogram-js, pinned in package.json) and scratch files.
+#   BUILD_DIR receives node_modules (hdr-histogram-js, kubernetes-models and js-yaml, pinned in
+#   package.json) and scratch files.
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -18,9 +21,12 @@ build="$(cd "$1" && pwd)"
 punctual="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
 [[ -x "$punctual" ]] || { echo "interop: $2 is not an executable" >&2; exit 2; }
 
-pinned="$(node -p "require('$here/package.json').dependencies['hdr-histogram-js']")"
-installed="$(node -p "try { require('$build/node_modules/hdr-histogram-js/package.json').version } catch (e) { '' }")"
-if [[ "$installed" != "$pinned" ]]; then
+# Installs again when any pinned dependency is missing or at another version.
+stale="$(node -p "Object.entries(require('$here/package.json').dependencies).filter(([name, pinned]) => {
+  try { return require('$build/node_modules/' + name + '/package.json').version !== pinned; }
+  catch (e) { return true; }
+}).map(([name]) => name).join(' ')")"
+if [[ -n "$stale" ]]; then
   cp "$here/package.json" "$build/package.json"
   npm install --prefix "$build" --no-audit --no-fund --loglevel=error >&2
 fi
@@ -178,18 +184,22 @@ run_log_check() {  # hlog json
   fi
 }
 
-# Negative control: the checker must reject a deliberately altered copy, with a FAIL line that
-# names the altered figure; otherwise a checker that passes everything would pass unnoticed.
-expect_caught() {  # name hlog json fail-line-prefix
-  local name="$1" out status=0
-  out="$(node "$here/check_run_log.js" "$2" "$3")" || status=$?
-  if [[ $status -eq 1 ]] && grep -qF -- "FAIL $4" <<<"$out"; then
+# Negative control: a checker must reject a deliberately altered input (exit 1) with a line that
+# names what was altered; otherwise a checker that passes everything would pass unnoticed.
+negative_control() {  # name needle command...
+  local name="$1" needle="$2" out status=0
+  shift 2
+  out="$("$@" 2>&1)" || status=$?
+  if [[ $status -eq 1 ]] && grep -qF -- "$needle" <<<"$out"; then
     echo "ok   negative control: $name is caught"
     passed=$((passed + 1))
   else
     echo "FAIL negative control: $name is not caught (exit $status): $out" >&2
     failed=$((failed + 1))
   fi
+}
+expect_caught() {  # name hlog json fail-line-prefix
+  negative_control "$1" "FAIL $4" node "$here/check_run_log.js" "$2" "$3"
 }
 
 if [[ $run_ok -eq 1 ]]; then
@@ -229,6 +239,47 @@ JS
   expect_caught "a name's count +1 in the JSON" "$work/run.hlog" "$work/bad-name.json" \
     "run log Tag=response_time.home count"
 fi
+
+# Kubernetes manifests: what `punctual k8s-manifest` prints for 3 shards, and the examples.
+k8s_valid() {  # name check_k8s.js-args...
+  local name="$1" out
+  shift
+  if out="$(node "$here/check_k8s.js" "$@" 2>&1)"; then
+    echo "ok   $name"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name: $out" >&2
+    failed=$((failed + 1))
+  fi
+}
+# The validator must refuse a broken manifest, naming what is wrong.
+k8s_rejected() {  # name needle check_k8s.js-args...
+  local name="$1" needle="$2"
+  shift 2
+  negative_control "$name" "$needle" node "$here/check_k8s.js" "$@"
+}
+
+deploy="$here/../../deploy/kubernetes"
+if "$punctual" k8s-manifest --shards 3 -R 1000 -d 30s http://svc.example:8080/ \
+    >"$work/k8s.yaml" 2>"$work/k8s.err"; then
+  k8s_valid "k8s-manifest --shards 3: kubernetes-models accepts it" --shards 3 "$work/k8s.yaml"
+  sed 's/completionMode: Indexed/completionMode: Bogus/' "$work/k8s.yaml" >"$work/k8s-bogus-mode.yaml"
+  k8s_rejected "completionMode Bogus" "completionMode must be equal to one of the allowed values" \
+    --shards 3 "$work/k8s-bogus-mode.yaml"
+  sed 's/cpu: "2"/cpu: "two"/' "$work/k8s.yaml" >"$work/k8s-bad-cpu.yaml"
+  k8s_rejected "cpu quantity 'two'" 'must match format "quantity"' "$work/k8s-bad-cpu.yaml"
+  grep -v '^ *image: ' "$work/k8s.yaml" >"$work/k8s-no-image.yaml"
+  k8s_rejected "a container without image" "container shard has no image" "$work/k8s-no-image.yaml"
+  k8s_rejected "3 shards checked as 2" "parallelism 3 and completions 3, expected 2" \
+    --shards 2 "$work/k8s.yaml"
+else
+  echo "FAIL k8s-manifest --shards 3: exit $?: $(cat "$work/k8s.err")" >&2
+  failed=$((failed + 1))
+fi
+k8s_valid "deploy/kubernetes/shards-job.yaml" --shards 4 "$deploy/shards-job.yaml"
+for f in "$deploy"/*.yaml; do
+  [[ $(basename "$f") == shards-job.yaml ]] || k8s_valid "deploy/kubernetes/$(basename "$f")" "$f"
+done
 
 echo "interop: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -113,8 +113,12 @@ TEST(start_at_option, refuses_a_start_past_by_more_than_the_window) {
   o.duration = "10s";
   o.start_at = "1000000000";  // 2001
   EXPECT_THROW(built(o), punctual::cli::usage_error);
-  o.start_at = "4000000000";
-  EXPECT_EQ(built(o).config.start_at, std::chrono::nanoseconds{4000000000'000000000});
+  o.start_at = "4000000000";  // 2096: more than a day ahead
+  EXPECT_THROW(built(o), punctual::cli::usage_error);
+  const auto soon = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch()) + 60s;
+  o.start_at = std::to_string(soon.count());
+  EXPECT_EQ(built(o).config.start_at, std::chrono::nanoseconds{soon});
 }
 
 }  // namespace
