@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -39,30 +40,41 @@ struct stream_summary {
 
 std::string tag_name(const std::string& tag) { return tag.empty() ? "untagged" : "tag " + tag; }
 
+// Read one interval at a time: a long run's log holds thousands of ~270 KB histograms, and only
+// their sum is needed. Intervals of other layouts are added in the widest of them.
 stream_summary summarise(const report_options& o) {
-  const auto read = hdr::read_interval_log_file(o.file);
+  std::optional<stream_summary> s;
+  std::set<std::string> present;
+  const auto on_interval = [&](const hdr::interval_log&, hdr::log_interval&& iv) {
+    if (iv.tag != o.tag) {
+      if (present.size() < 64) present.insert(iv.tag.empty() ? "(untagged)" : iv.tag);
+      return;
+    }
+    const double end = iv.start_unix_seconds + iv.length_seconds;
+    if (!s) {
+      s.emplace(stream_summary{std::move(iv.value), 1, iv.start_unix_seconds, end});
+      return;
+    }
+    if (iv.value.params() != s->merged.params()) {
+      hdr::histogram wider(hdr::widest_params(s->merged.params(), iv.value.params()));
+      wider.add(s->merged);
+      s->merged = std::move(wider);
+    }
+    s->merged.add(iv.value);
+    s->start_unix_s = std::min(s->start_unix_s, iv.start_unix_seconds);
+    s->end_unix_s = std::max(s->end_unix_s, end);
+    ++s->intervals;
+  };
+  const auto read = hdr::read_interval_log_file(o.file, on_interval);
   if (!read) throw usage_error(read.error_line > 0 ? o.file + ": " + read.error : read.error);
-  const auto& intervals = read.log->intervals;
-  auto merged = hdr::sum_intervals(intervals, o.tag);
-  if (!merged) {
-    std::set<std::string> present;
-    for (const auto& iv : intervals) present.insert(iv.tag.empty() ? "(untagged)" : iv.tag);
+  if (!s) {
     std::string list;
     for (const auto& t : present) list += (list.empty() ? "" : ", ") + t;
     throw usage_error(fmt::format("{}: no {} intervals (present: {})", o.file,
                                   o.tag.empty() ? "untagged" : "'Tag=" + o.tag + "'",
                                   list.empty() ? "none" : list));
   }
-  stream_summary s{std::move(*merged)};
-  for (const auto& iv : intervals) {
-    if (iv.tag != o.tag) continue;
-    const double end = iv.start_unix_seconds + iv.length_seconds;
-    s.start_unix_s = s.intervals == 0 ? iv.start_unix_seconds
-                                      : std::min(s.start_unix_s, iv.start_unix_seconds);
-    s.end_unix_s = s.intervals == 0 ? end : std::max(s.end_unix_s, end);
-    ++s.intervals;
-  }
-  return s;
+  return std::move(*s);
 }
 
 std::string scaled(const report_options& o, const hdr::histogram& h, double value) {

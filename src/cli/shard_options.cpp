@@ -10,10 +10,10 @@
 #include <iomanip>
 #include <sstream>
 
+#include "analysis/text.hpp"
 #include "cli/command.hpp"
 #include "cli/run_options.hpp"
 #include "run/describe.hpp"
-#include "schedule/stages.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -101,8 +101,8 @@ std::optional<nanoseconds> parse_rfc3339(std::string_view t) noexcept {
   const auto minute = digits_at(t, 14, 2);
   const auto second = digits_at(t, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
-  if (*year < 1970 || *year > 2095 || *month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 ||
-      *minute > 59 || *second > 60) {
+  if (*year < 1970 || *year > 2095 || *month < 1 || *month > 12 || *day < 1 || *day > 31 ||
+      *hour > 23 || *minute > 59 || *second > 60) {
     return std::nullopt;
   }
   std::size_t at = 19;
@@ -220,12 +220,12 @@ void apply_shard_options(const run_options& o, run::config& c, nanoseconds now_u
     }
     if (*at + c.duration <= now_unix) {
       throw usage_error(
-          "--start-at " + o.start_at + " is " + schedule::format_duration(now_unix - *at) +
-          " in the past, more than the whole -d " + schedule::format_duration(c.duration));
+          "--start-at " + o.start_at + " is " + analysis::duration_text(now_unix - *at) +
+          " in the past, more than the whole -d " + analysis::duration_text(c.duration));
     }
     if (*at - now_unix > max_start_ahead) {
       throw usage_error("--start-at " + o.start_at + " is more than a day away (" +
-                        schedule::format_duration(*at - now_unix) + "): a mistyped date?");
+                        analysis::duration_text(*at - now_unix) + "): a mistyped date?");
     }
     c.start_at = *at;
   }

@@ -31,7 +31,8 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 // otherwise the first interval decides.
 class log_parser {
  public:
-  explicit log_parser(const log_read_limits& limits) : limits_(limits) {}
+  explicit log_parser(const log_read_limits& limits, const interval_handler* on_interval = nullptr)
+      : limits_(limits), on_interval_(on_interval) {}
 
   // False once an error has been recorded; later lines are then ignored.
   bool feed(std::string_view line) {
@@ -133,18 +134,25 @@ class log_parser {
       return fail("interval length is not a non-negative number");
     }
     if (!parse_double(fields[first + 2], max_column)) return fail("interval max is not a number");
-    if (log_.intervals.size() >= limits_.max_intervals) return fail("too many intervals");
+    if (intervals_read_ >= limits_.max_intervals) return fail("too many intervals");
     auto decoded = decode_compressed_base64(fields[first + 3]);
     if (!decoded || !decoded.value) {
       return fail(std::string("bad histogram: ") + std::string(to_string(decoded.error)));
     }
     const auto slots = static_cast<std::size_t>(decoded.value->counts_length());
-    if (slots > limits_.max_total_slots - slots_used_) return fail("histograms too large in total");
+    if (!on_interval_ && slots > limits_.max_total_slots - slots_used_) {
+      return fail("histograms too large in total");
+    }
     slots_used_ += slots;
+    ++intervals_read_;
     apply_time_rules(start);
-    log_.intervals.push_back(log_interval{std::string(tag), start + log_.base_time_unix_seconds,
-                                          length, max_column, line_number_,
-                                          std::move(*decoded.value)});
+    log_interval interval{std::string(tag), start + log_.base_time_unix_seconds, length, max_column,
+                          line_number_, std::move(*decoded.value)};
+    if (on_interval_) {
+      (*on_interval_)(log_, std::move(interval));
+    } else {
+      log_.intervals.push_back(std::move(interval));
+    }
     return true;
   }
 
@@ -161,6 +169,8 @@ class log_parser {
   }
 
   log_read_limits limits_;
+  const interval_handler* on_interval_;
+  std::size_t intervals_read_ = 0;
   interval_log log_;
   log_read_result result_;
   int line_number_ = 0;
@@ -187,8 +197,9 @@ log_read_result read_interval_log(std::string_view text, const log_read_limits& 
   return parser.finish();
 }
 
-log_read_result read_interval_log(std::istream& in, const log_read_limits& limits) {
-  log_parser parser(limits);
+namespace {
+
+log_read_result parse_stream(std::istream& in, const log_read_limits& limits, log_parser& parser) {
   std::string line;
   char block[1 << 16];
   bool ok = true;
@@ -214,6 +225,13 @@ log_read_result read_interval_log(std::istream& in, const log_read_limits& limit
   return parser.finish();
 }
 
+}  // namespace
+
+log_read_result read_interval_log(std::istream& in, const log_read_limits& limits) {
+  log_parser parser(limits);
+  return parse_stream(in, limits, parser);
+}
+
 log_read_result read_interval_log_file(const std::string& path, const log_read_limits& limits) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -222,6 +240,18 @@ log_read_result read_interval_log_file(const std::string& path, const log_read_l
     return result;
   }
   return read_interval_log(in, limits);
+}
+
+log_read_result read_interval_log_file(const std::string& path, const interval_handler& on_interval,
+                                       const log_read_limits& limits) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    log_read_result result;
+    result.error = "cannot open " + path + ": " + std::strerror(errno);
+    return result;
+  }
+  log_parser parser(limits, &on_interval);
+  return parse_stream(in, limits, parser);
 }
 
 }  // namespace punctual::hdr

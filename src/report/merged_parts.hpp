@@ -2,6 +2,7 @@
 // the sections it rewrites from them. Internal to src/report.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,16 @@
 
 namespace punctual::report {
 
+// A histogram's non-empty slots, (index, count) in index order, in record::latency_params()'s
+// layout: a second of a merge kept small until its row is summarised (a whole histogram is
+// ~270 KB; a second's is mostly empty).
+struct sparse_counts {
+  std::vector<std::pair<std::int32_t, std::int64_t>> slots;
+  void add(const hdr::histogram& h);
+  void add_to(hdr::histogram& h) const;
+};
+using second_counts = std::array<sparse_counts, record::view_count>;
+
 // Everything the verdicts need, added over the shards.
 struct merged_sums {
   explicit merged_sums(std::span<const double> slo_percentiles) : series(slo_percentiles) {}
@@ -24,9 +35,11 @@ struct merged_sums {
   std::vector<std::string> names;  // the mix's names, in its order (none without a mix)
   record::view_set views;          // the measured window's totals, names included
   record::counters counts;
-  std::vector<record::name_counts> by_name;          // by `names`
-  std::map<std::int64_t, record::view_set> seconds;  // each row of the timeline, from the logs
-  analysis::interval_series series;                  // those rows, in order
+  std::vector<record::name_counts> by_name;  // by `names`
+  // Each row of the timeline: its summary, from the logs' histograms added (no row: no log had
+  // it), and the same rows in order as the confidence intervals want them.
+  std::map<std::int64_t, record::interval_row> rows;
+  analysis::interval_series series;
   record::per_second_load load;
   bool has_schedule = false;
   std::chrono::nanoseconds window{};
@@ -39,8 +52,8 @@ merged_sums add_shards(const std::vector<shard_report>& shards,
                        std::span<const double> slo_percentiles);
 
 // The checks only a shard can make (its connections and users against its share of the load,
-// its start lag, and those from data a report does not carry), each the first failing shard's,
-// named by shard, else the first shard's.
+// its start lag, its workers' CPU, and those from data a report does not carry): of each, the
+// worst failing shard's, naming the others that failed, else the one closest to failing.
 void carry_shard_checks(const std::vector<shard_report>& shards, analysis::validity_report& report);
 
 // series.per_second: counts added row by row, latency from the rows' added histograms.
@@ -49,6 +62,9 @@ void write_series(const std::vector<shard_report>& shards, const merged_sums& su
 // by_name and sessions: counts added, views from the added named histograms.
 void write_names(const std::vector<shard_report>& shards, const merged_sums& sums,
                  nlohmann::ordered_json& doc);
+// attempts: the amplification and each second's attempts again from the added counts.
+void merge_attempts(const std::vector<shard_report>& shards, std::uint64_t planned,
+                    nlohmann::ordered_json& doc);
 // `histograms` re-encoded from the sums, with the sections `like` has.
 nlohmann::ordered_json histograms_of(const merged_sums& sums, const nlohmann::ordered_json& like);
 

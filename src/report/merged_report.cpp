@@ -24,6 +24,7 @@ struct shard_id {
   std::uint32_t index = 0;
   std::uint32_t count = 0;
   std::string plan;
+  json start_at;  // null without --start-at
 };
 
 shard_id id_of(const shard_report& s) {
@@ -38,7 +39,8 @@ shard_id id_of(const shard_report& s) {
   }
   return {schedule["shard"]["index"].get<std::uint32_t>(),
           schedule["shard"]["count"].get<std::uint32_t>(),
-          schedule["plan_sha256"].get<std::string>()};
+          schedule["plan_sha256"].get<std::string>(),
+          schedule.value("start_at_unix_ns", json(nullptr))};
 }
 
 std::string missing_text(const std::vector<std::uint32_t>& missing, std::uint32_t count) {
@@ -56,10 +58,6 @@ json added(const std::vector<shard_report>& shards, const char* key) {
   for (std::size_t i = 1; i < shards.size(); ++i)
     add_numbers(sum, shards[i].doc.value(key, json::object()));
   return sum;
-}
-
-double ratio(std::uint64_t a, std::uint64_t b) {
-  return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
 }
 
 // The worst of the shards' worst seconds (or steps): highest p99, then highest max. Each was
@@ -116,8 +114,7 @@ void merge_counts(const std::vector<shard_report>& shards, const merged_sums& su
   for (const char* key : {"outcomes", "socket_errors", "status_counts", "bytes", "attempts"}) {
     doc[key] = added(shards, key);
   }
-  json& attempts = doc["attempts"];
-  attempts["amplification"] = ratio(attempts["total"].get<std::uint64_t>(), sums.counts.planned);
+  merge_attempts(shards, sums.counts.planned, doc);
   doc["warmup"] = added(shards, "warmup");
   if (doc.contains("http_errors")) doc["http_errors"] = added(shards, "http_errors");
   if (doc.contains("tls")) {
@@ -169,12 +166,8 @@ verdicts judge_merged(const std::vector<shard_report>& shards, const merged_sums
                       const merge_settings& settings) {
   verdicts v;
   const auto slo_ps = analysis::slo_percentiles(settings.slos);
-  std::vector<double> cpu;
   std::uint32_t threads = 0;
-  for (const auto& s : shards) {
-    for (const auto& w : s.doc["generator"]["workers"]) cpu.push_back(w["cpu_share"].get<double>());
-    threads += s.doc["model"]["threads"].get<std::uint32_t>();
-  }
+  for (const auto& s : shards) threads += s.doc["model"]["threads"].get<std::uint32_t>();
   // The connection cap and the user cap are each shard's (its -c or max_users against its
   // share): they come from the shards' own checks, as do the start lag and what needed data
   // the shards do not write (the worst second's components, the Poisson send gaps).
@@ -182,7 +175,7 @@ verdicts judge_merged(const std::vector<shard_report>& shards, const merged_sums
                                          .counts = sums.counts,
                                          .rate_per_s = std::nullopt,
                                          .connections = 0,
-                                         .worker_cpu_shares = cpu,
+                                         .worker_cpu_shares = {},
                                          .intervals = sums.series,
                                          .slo_percentiles = slo_ps,
                                          .window = sums.window,
@@ -229,6 +222,11 @@ void order_shards(std::vector<shard_report>& shards) {
                           first.plan.substr(0, 12) + "...)");
     }
     if (id.index >= id.count) throw merge_refused(shards[i].name + ": shard index out of range");
+    if (id.start_at != first.start_at) {
+      throw merge_refused(shards[i].name + " started its window at another --start-at than " +
+                          shards[0].name + " (" + id.start_at.dump() + " against " +
+                          first.start_at.dump() + " Unix ns): not one run");
+    }
     if (at[id.index]) {
       throw merge_refused("shard " + std::to_string(id.index) + " of " + std::to_string(id.count) +
                           " is given twice: " + at[id.index]->name + " and " + shards[i].name);

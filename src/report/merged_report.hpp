@@ -11,16 +11,16 @@
 #include <vector>
 
 #include "analysis/slo.hpp"
-#include "punctual/histogram/interval_log.hpp"
 #include "report/run_report.hpp"
 
 namespace punctual::report {
 
-// One shard's JSON report and the interval log written beside it (its per-second histograms).
+// One shard's JSON report, and where the interval log written beside it is (its per-second
+// histograms, read one interval at a time during the merge; empty: none).
 struct shard_report {
   std::string name;  // its file, for messages
   nlohmann::ordered_json doc;
-  hdr::interval_log log;
+  std::string log_path;
 };
 
 struct merge_settings {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <istream>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -84,6 +85,13 @@ struct log_read_result {
 log_read_result read_interval_log(std::string_view text, const log_read_limits& limits = {});
 log_read_result read_interval_log(std::istream& in, const log_read_limits& limits = {});
 log_read_result read_interval_log_file(const std::string& path,
+                                       const log_read_limits& limits = {});
+
+// The same reading, one interval at a time: each is handed to `on_interval`, with the header as
+// read so far, and not kept, so memory stays one histogram however long the log (the total-slot
+// cap does not apply; max_intervals still does). The result's log has the header, no intervals.
+using interval_handler = std::function<void(const interval_log& header, log_interval&& interval)>;
+log_read_result read_interval_log_file(const std::string& path, const interval_handler& on_interval,
                                        const log_read_limits& limits = {});
 
 }  // namespace punctual::hdr

@@ -1,0 +1,217 @@
+// The sums a merge of shards' reports judges (report/merged_parts.hpp): counts and whole-run
+// histograms from each JSON, each second's histograms from the interval log beside it.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "punctual/histogram/codec.hpp"
+#include "punctual/histogram/interval_log.hpp"
+#include "report/merged_parts.hpp"
+
+namespace punctual::report {
+namespace {
+
+using json = nlohmann::ordered_json;
+using std::chrono::nanoseconds;
+
+hdr::histogram decode(const json& text, const std::string& what) {
+  auto r = hdr::decode_compressed_base64(text.get<std::string>());
+  if (!r) throw merge_refused(what + ": " + std::string(hdr::to_string(r.error)));
+  return std::move(*r.value);
+}
+
+std::uint64_t count_at(const json& j, std::string_view key) {
+  const auto it = j.find(std::string(key));
+  return it == j.end() ? 0 : it->get<std::uint64_t>();
+}
+
+// The sends and completions in a shard's window, back from its rates.
+std::uint64_t in_window(const json& doc, const char* rate) {
+  const double seconds = doc["schedule"]["window_ns"].get<double>() / 1e9;
+  return static_cast<std::uint64_t>(std::llround(doc["rates_per_s"][rate].get<double>() * seconds));
+}
+
+record::counters counters_of(const json& doc) {
+  record::counters c;
+  c.planned = doc["schedule"]["planned"].get<std::uint64_t>();
+  for (std::size_t i = 0; i < record::outcome_count; ++i)
+    c.outcomes[i] = count_at(doc["outcomes"], record::outcome_names[i]);
+  for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
+    c.socket_errors[i] = count_at(doc["socket_errors"], record::socket_reason_names[i]);
+  }
+  for (const auto& [code, n] : doc["status_counts"].items()) {
+    const int status = std::atoi(code.c_str());
+    if (status >= 0 && static_cast<std::size_t>(status) < c.status.size())
+      c.status[static_cast<std::size_t>(status)] += n.get<std::uint64_t>();
+  }
+  c.censored = doc["latency"]["response_time"]["censored"].get<std::uint64_t>();
+  c.sent_in_window = in_window(doc, "sent");
+  c.completed_in_window = in_window(doc, "completed");
+  c.bytes_sent = doc["bytes"]["sent"].get<std::uint64_t>();
+  c.bytes_received = doc["bytes"]["received"].get<std::uint64_t>();
+  const json& a = doc["attempts"];
+  c.attempts.total = a["total"].get<std::uint64_t>();
+  c.attempts.retries = a["retries"].get<std::uint64_t>();
+  return c;
+}
+
+std::vector<std::string> names_of(const json& doc) {
+  std::vector<std::string> names;
+  const json& h = doc["histograms"];
+  if (h.contains("names")) {
+    for (const auto& [name, views] : h["names"].items()) names.push_back(name);
+  }
+  return names;
+}
+
+// A name's counts: a request or step in by_name, a SCENARIO.session in sessions.
+record::name_counts name_counts_of(const json& doc, const std::string& name) {
+  record::name_counts n;
+  const std::string session_suffix = ".session";
+  const json* entry = nullptr;
+  if (doc.contains("by_name") && doc["by_name"].contains(name)) entry = &doc["by_name"][name];
+  if (!entry && doc.contains("sessions") && name.size() > session_suffix.size() &&
+      name.ends_with(session_suffix)) {
+    const std::string scenario = name.substr(0, name.size() - session_suffix.size());
+    if (doc["sessions"].contains(scenario)) entry = &doc["sessions"][scenario];
+  }
+  if (!entry) return n;
+  n.planned = (*entry)["planned"].get<std::uint64_t>();
+  for (std::size_t i = 0; i < record::outcome_count; ++i)
+    n.outcomes[i] = count_at((*entry)["outcomes"], record::outcome_names[i]);
+  return n;
+}
+
+void add_views(const shard_report& s, merged_sums& sums) {
+  const json& h = s.doc.at("histograms");
+  for (std::size_t i = 0; i < record::view_count; ++i) {
+    const std::string name(record::view_names[i]);
+    if (h["views"].contains(name))
+      sums.views[static_cast<record::view>(i)].add(
+          decode(h["views"][name], s.name + ": histograms.views." + name));
+  }
+  for (std::size_t n = 0; n < sums.names.size(); ++n) {
+    const json& named = h["names"][sums.names[n]];
+    for (std::size_t v = 0; v < record::named_view_count; ++v) {
+      const std::string view(record::named_view_names[v]);
+      sums.views.named(n, static_cast<record::named_view>(v))
+          .add(decode(named[view], s.name + ": histograms.names"));
+    }
+  }
+}
+
+// Each interval of the shard's log into the row it belongs to: its offset from the log's start
+// (the shard's measured window) in interval lengths. Read one interval at a time, so a long run
+// of many shards needs no more than its rows' non-empty slots.
+void add_seconds(const shard_report& s, std::map<std::int64_t, second_counts>& seconds) {
+  if (s.log_path.empty()) return;
+  const double length = s.doc["series"]["interval_ns"].get<double>() / 1e9;
+  if (!(length > 0)) throw merge_refused(s.name + ": series.interval_ns is not a length");
+  const auto on_interval = [&](const hdr::interval_log& header, hdr::log_interval&& iv) {
+    std::size_t view = 0;
+    if (!iv.tag.empty()) {
+      const auto* it = std::find(record::view_names.begin() + 1, record::view_names.end(), iv.tag);
+      if (it == record::view_names.end()) return;  // a name's or a session's stream
+      view = static_cast<std::size_t>(it - record::view_names.begin());
+    }
+    const double offset = (iv.start_unix_seconds - header.start_time_unix_seconds) / length;
+    if (!(std::fabs(offset) < 1e9)) return;  // not a second of this run
+    seconds[std::llround(offset)][view].add(iv.value);
+  };
+  const auto read = hdr::read_interval_log_file(s.log_path, on_interval);
+  if (!read) {
+    throw merge_refused(
+        s.name + ": its interval log " + s.log_path +
+        " cannot be read (the merge takes each second's histograms from it): " + read.error);
+  }
+}
+
+void add_load(const json& schedule, record::per_second_load& load) {
+  record::per_second_load shard;
+  shard.planned = schedule["per_second_planned"].get<std::vector<std::uint64_t>>();
+  shard.late = schedule["per_second_late"].get<std::vector<std::uint64_t>>();
+  shard.attempts.assign(shard.planned.size(), 0);
+  load.add(shard);
+}
+
+// Each row's summary, and the rows in order for the confidence intervals; each second's sparse
+// counts are dropped once summarised.
+void summarise_rows(const std::set<std::int64_t>& rows,
+                    std::map<std::int64_t, second_counts>& seconds, merged_sums& sums) {
+  record::view_set views;
+  for (const auto row : rows) {
+    views.reset();
+    if (const auto found = seconds.find(row); found != seconds.end()) {
+      for (std::size_t v = 0; v < record::view_count; ++v) {
+        found->second[v].add_to(views[static_cast<record::view>(v)]);
+      }
+      seconds.erase(found);
+    }
+    sums.series.add(views);
+    sums.rows[row] = record::summarize_interval(row, views);
+  }
+}
+
+}  // namespace
+
+void sparse_counts::add(const hdr::histogram& h) {
+  if (h.total_count() == 0) return;
+  if (h.params() != record::latency_params()) {
+    hdr::histogram same(record::latency_params());
+    same.add(h);
+    return add(same);
+  }
+  std::vector<std::pair<std::int32_t, std::int64_t>> merged;
+  merged.reserve(slots.size() + 64);
+  auto mine = slots.begin();
+  for (std::int32_t i = h.index_of(h.min()); i <= h.index_of(h.max()); ++i) {
+    const std::int64_t c = h.count_at_index(i);
+    if (c == 0) continue;
+    while (mine != slots.end() && mine->first < i) merged.push_back(*mine++);
+    if (mine != slots.end() && mine->first == i) {
+      merged.emplace_back(i, c + (mine++)->second);
+    } else {
+      merged.emplace_back(i, c);
+    }
+  }
+  merged.insert(merged.end(), mine, slots.end());
+  slots = std::move(merged);
+}
+
+void sparse_counts::add_to(hdr::histogram& h) const {
+  for (const auto& [index, count] : slots) h.record_n(h.value_from_index(index), count);
+}
+
+merged_sums add_shards(const std::vector<shard_report>& shards,
+                       std::span<const double> slo_percentiles) {
+  merged_sums sums(slo_percentiles);
+  std::map<std::int64_t, second_counts> seconds;
+  sums.names = names_of(shards.front().doc);
+  sums.views = record::view_set(sums.names.size());
+  sums.by_name.resize(sums.names.size());
+  for (const auto& s : shards) {
+    if (names_of(s.doc) != sums.names)
+      throw merge_refused(s.name + ": its request names differ from " + shards.front().name + "'s");
+    sums.counts.add(counters_of(s.doc));
+    for (std::size_t n = 0; n < sums.names.size(); ++n)
+      sums.by_name[n].add(name_counts_of(s.doc, sums.names[n]));
+    add_views(s, sums);
+    add_seconds(s, seconds);
+    const json& schedule = s.doc["schedule"];
+    if (schedule.contains("per_second_planned")) {
+      sums.has_schedule = true;
+      add_load(schedule, sums.load);
+    }
+    sums.window = std::max(sums.window, nanoseconds{schedule["window_ns"].get<std::int64_t>()});
+  }
+  // The rows the shards' timelines have, in order (each row's views, or none if no log had it).
+  std::set<std::int64_t> rows;
+  for (const auto& s : shards) {
+    for (const auto& row : s.doc["series"]["per_second"])
+      rows.insert(row["second"].get<std::int64_t>());
+  }
+  summarise_rows(rows, seconds, sums);
+  return sums;
+}
+
+}  // namespace punctual::report

@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "report/merged_parts.hpp"
+#include "report/merged_report.hpp"
+
+namespace {
+
+using nlohmann::ordered_json;
+using punctual::report::merge_refused;
+using punctual::report::shard_report;
+
+// A second's sparse counts, added from several histograms, give back exactly their sum.
+TEST(merged_seconds, sparse_counts_add_up_as_histograms_do) {
+  punctual::hdr::histogram a(punctual::record::latency_params());
+  punctual::hdr::histogram b(punctual::record::latency_params());
+  for (std::int64_t v = 1000; v < 5'000'000; v = v * 3 / 2 + 7) a.record_n(v, v % 5 + 1);
+  for (std::int64_t v = 700; v < 90'000'000; v = v * 2 + 1) b.record(v);
+  b.record_n(1000, 4);  // a slot a has too
+  punctual::report::sparse_counts sparse;
+  sparse.add(a);
+  sparse.add(b);
+  punctual::hdr::histogram summed(punctual::record::latency_params());
+  sparse.add_to(summed);
+  punctual::hdr::histogram expected = a;
+  expected.add(b);
+  EXPECT_EQ(summed.total_count(), expected.total_count());
+  for (const double p : {0.0, 50.0, 90.0, 99.0, 99.9, 100.0}) {
+    EXPECT_EQ(summed.value_at_percentile(p), expected.value_at_percentile(p)) << p;
+  }
+  EXPECT_LT(sparse.slots.size(), 200U);  // only the used slots, not the layout's 33,792
+}
+
+ordered_json check_json(const char* name, double figure, double threshold, bool pass,
+                        const std::string& note) {
+  return {{"name", name},         {"figure", figure}, {"relation", "<="},
+          {"threshold", threshold}, {"unit", "ns"},   {"level", "gating"},
+          {"pass", pass},         {"note", note}};
+}
+
+shard_report shard_with(std::uint32_t index, std::uint32_t count, ordered_json checks) {
+  shard_report s;
+  s.name = "shard-" + std::to_string(index) + ".json";
+  s.doc = {{"schedule", {{"shard", {{"index", index}, {"count", count}}},
+                         {"plan_sha256", std::string(64, 'a')},
+                         {"start_at_unix_ns", 5}}},
+           {"validity", {{"checks", checks}}}};
+  return s;
+}
+
+// The carried start_lag is the worst shard's: the largest figure when all pass; when several
+// fail, the worst one, naming the other.
+TEST(merged_checks, carry_the_worst_shard_and_name_the_others) {
+  std::vector<shard_report> shards{
+      shard_with(0, 3, ordered_json::array({check_json("start_lag", 7e5, 1e8, true, "")})),
+      shard_with(1, 3, ordered_json::array({check_json("start_lag", 1.04e6, 1e8, true, "")})),
+      shard_with(2, 3, ordered_json::array({check_json("start_lag", 2e5, 1e8, true, "")}))};
+  punctual::analysis::validity_report report;
+  punctual::report::carry_shard_checks(shards, report);
+  ASSERT_EQ(report.checks.size(), 1U);
+  EXPECT_DOUBLE_EQ(report.checks[0].figure, 1.04e6);
+  EXPECT_TRUE(report.checks[0].pass);
+
+  shards[0].doc["validity"]["checks"][0] = check_json("start_lag", 3e8, 1e8, false, "late A");
+  shards[2].doc["validity"]["checks"][0] = check_json("start_lag", 5e8, 1e8, false, "late B");
+  punctual::analysis::validity_report failed;
+  punctual::report::carry_shard_checks(shards, failed);
+  ASSERT_EQ(failed.checks.size(), 1U);
+  EXPECT_FALSE(failed.valid());
+  EXPECT_DOUBLE_EQ(failed.checks[0].figure, 5e8);
+  EXPECT_EQ(failed.checks[0].note, "shard 2 of 3: late B (also failed: shard 0 of 3)");
+}
+
+std::string refusal(std::vector<shard_report> shards) {
+  try {
+    punctual::report::order_shards(shards);
+  } catch (const merge_refused& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(merged_checks, order_shards_refuses_what_is_not_one_run) {
+  const auto empty = ordered_json::array();
+  EXPECT_EQ(refusal({shard_with(0, 2, empty), shard_with(1, 2, empty)}), "");
+  EXPECT_EQ(refusal({shard_with(1, 3, empty), shard_with(0, 3, empty)}), "shard 2 of 3 is missing");
+  EXPECT_NE(refusal({shard_with(0, 2, empty), shard_with(0, 2, empty)}).find("given twice"),
+            std::string::npos);
+  EXPECT_NE(refusal({shard_with(0, 2, empty), shard_with(1, 3, empty)}).find("a shard of 3"),
+            std::string::npos);
+  auto other_plan = shard_with(1, 2, empty);
+  other_plan.doc["schedule"]["plan_sha256"] = std::string(64, 'b');
+  EXPECT_NE(refusal({shard_with(0, 2, empty), other_plan}).find("another plan"), std::string::npos);
+  auto other_start = shard_with(1, 2, empty);
+  other_start.doc["schedule"]["start_at_unix_ns"] = 6;
+  EXPECT_NE(refusal({shard_with(0, 2, empty), other_start}).find("another --start-at"),
+            std::string::npos);
+}
+
+}  // namespace
