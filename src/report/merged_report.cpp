@@ -294,8 +294,13 @@ void write_merged_text(std::ostream& out, const merged_run& m) {
                lag.is_null() ? std::string("-") : duration_text(lag.get<double>()),
                s["file"].get<std::string>());
   }
-  if (!schedule.value("start_at_unix_ns", json(nullptr)).is_null())
+  if (!schedule.value("start_at_unix_ns", json(nullptr)).is_null()) {
     fmt::print(out, "clocks: {}\n", clock_assumption);
+  } else {
+    fmt::print(out,
+               "clocks: the shards did not share a --start-at; each second is added by its "
+               "offset from each shard's own start\n");
+  }
   if (m.interrupted) fmt::print(out, "INTERRUPTED: a shard's measured window ended early\n");
   std::string outcomes;
   for (const auto& [name, n] : d["outcomes"].items())
