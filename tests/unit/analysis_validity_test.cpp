@@ -412,7 +412,8 @@ TEST(connection_rule, judges_a_shard_on_its_share_of_the_rate) {
   auto in = validity_input{.views = f.views, .counts = f.counts, .rate_per_s = f.rate,
                            .connections = 4, .worker_cpu_shares = f.cpu, .intervals = f.series,
                            .slo_percentiles = {}, .window = f.window, .shards = 4};
-  const auto& c = find(check_validity(in), "connection_cap");
+  const auto report = check_validity(in);
+  const auto& c = find(report, "connection_cap");
   EXPECT_TRUE(c.pass);
   EXPECT_NEAR(c.threshold, 1.5 * 250 * f.views[view::service_time].mean() / 1e9, 1e-9);
 }
