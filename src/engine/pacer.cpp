@@ -10,6 +10,8 @@ namespace {
 // margin leaves that tail in the send lag. Above ~500 req/s per worker this means always spinning.
 constexpr nanoseconds spin_margin{2'000'000};
 constexpr nanoseconds coarse_tick{1'000'000};
+// Waits longer than this (the start of a schedule, idle gaps of runs below 100 req/s) are split.
+constexpr nanoseconds long_wait{10'000'000};
 // Below this, waiting for a deadline by polling costs less CPU than a sleep (~35 us per
 // sleep-and-wake here, docs/design.md), and lands on time instead of ~60 us late.
 constexpr nanoseconds spin_below{30'000};
@@ -27,6 +29,9 @@ std::size_t lateness_class(nanoseconds sleep) noexcept {
 
 nanoseconds pacer::until_wake(nanoseconds now, nanoseconds wake_at) const noexcept {
   const nanoseconds delta = wake_at - now;
+  // After a long sleep the first wake-up lands milliseconds late here (2-12 ms measured before
+  // a schedule's start, 2 s away): wake spin_margin early and plan the rest again from there.
+  if (mode_ != precision_mode::spin && delta > long_wait) return delta - spin_margin;
   switch (mode_) {
     case precision_mode::spin:
       return delta > spin_margin ? delta - spin_margin : nanoseconds{0};

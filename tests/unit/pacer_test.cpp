@@ -100,5 +100,22 @@ TEST(pacer, coarse_mode_wakes_on_the_next_millisecond_tick_of_the_schedule) {
             t0 + microseconds(1500));
 }
 
+// A long wait (the schedule's start, seconds away) wakes 2 ms early and is planned again from
+// there: the first wake-up after a long sleep lands milliseconds late on these VMs.
+TEST(pacer, a_long_wait_wakes_two_milliseconds_early_and_plans_again) {
+  for (const auto mode : {precision_mode::fine, precision_mode::coarse}) {
+    pacer p(mode, false);
+    p.set_origin(t0);
+    const auto far = p.plan(t0, t0 + milliseconds(2000), true);
+    EXPECT_EQ(far.due, t0 + milliseconds(1998));
+    EXPECT_EQ(far.socket_wait, milliseconds(1998));
+    const auto near = p.plan(t0 + milliseconds(1998), t0 + milliseconds(2000), true);
+    EXPECT_EQ(near.due, t0 + milliseconds(2000));
+  }
+  // Waits of 10 ms and less are not split.
+  const pacer fine(precision_mode::fine, false);
+  EXPECT_EQ(fine.plan(t0, t0 + milliseconds(10), true).due, t0 + milliseconds(10));
+}
+
 }  // namespace
 }  // namespace punctual::engine
