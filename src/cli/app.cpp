@@ -166,7 +166,8 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
   cmd->add_option("--mark-late", options->mark_late_text,
                   "answer '299 Late' when a response is due this long or more after its request");
   cmd->add_option("--tls-cert", c.tls.cert_path,
-                  "serve HTTPS (TLS 1.2 and 1.3, ALPN http/1.1) with this PEM certificate chain");
+                  "serve HTTPS (TLS 1.2 and 1.3, ALPN http/1.1, or h2 with --http2) with this PEM "
+                  "certificate chain");
   cmd->add_option("--tls-key", c.tls.key_path,
                   "unencrypted PEM private key of --tls-cert (default: the --tls-cert file)");
   cmd->add_flag("--tls-self-signed", c.tls.self_signed,
@@ -176,6 +177,13 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
                   "KIND[:after=N]: every connection after the first N (default 0) gets a hostile "
                   "handshake; KIND is garbage-hello, stall-handshake, close-in-handshake or "
                   "plaintext-answer");
+  CLI::Option* http2 = cmd->add_flag(
+      "--http2", c.http2,
+      "speak HTTP/2 instead of HTTP/1.1: h2c with prior knowledge, or h2 by ALPN over TLS");
+  cmd->add_option("--max-streams", c.max_streams, "--http2: SETTINGS_MAX_CONCURRENT_STREAMS")
+      ->check(CLI::Range(1u, 0x7fffffffu))
+      ->capture_default_str()
+      ->needs(http2);
   cmd->callback([options, &chosen] { chosen = [options] { return serve_command(*options); }; });
 }
 

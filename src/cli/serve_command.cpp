@@ -73,6 +73,10 @@ void parse_faults(const std::vector<std::string>& texts, server::server_config& 
 }
 
 server::server_config finish_config(serve_options& o) {
+  // Faults are HTTP/1.1 byte tricks (a garbled status line, a close-delimited body...).
+  if (o.config.http2 && !o.fault_texts.empty()) {
+    throw usage_error("--fault " + o.fault_texts.front() + " is not available with --http2");
+  }
   parse_faults(o.fault_texts, o.config);
   try {
     if (!o.tls_fault_text.empty()) o.config.tls.fault = server::parse_tls_fault(o.tls_fault_text);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "server/h2_connection.hpp"
+
 namespace punctual::server {
 
 using std::chrono::nanoseconds;
@@ -56,13 +58,17 @@ void pending_queue::pop() {
 }
 
 connection::connection(int fd, std::uint32_t generation, nanoseconds now, nanoseconds idle_close,
-                       std::unique_ptr<tls_session> tls, tls_fault_kind hostile)
+                       std::unique_ptr<tls_session> tls, tls_fault_kind hostile,
+                       std::unique_ptr<h2_connection> h2)
     : fd_(fd),
       generation_(generation),
       idle_close_(idle_close),
       last_activity_(now),
       tls_(std::move(tls)),
-      hostile_(hostile) {}
+      hostile_(hostile),
+      h2_(std::move(h2)) {}
+
+connection::~connection() = default;
 
 ssize_t connection::receive(char* buffer, std::size_t size) {
   return tls_ ? tls_->read(buffer, size) : ::recv(fd_, buffer, size, 0);
@@ -114,6 +120,10 @@ void connection::queue(const pending_response& r) {
 
 void connection::on_bytes(std::string_view data, nanoseconds arrival, answer_policy& policy) {
   last_activity_ = arrival;
+  if (h2_) {
+    reading_closed_ = !h2_->on_bytes(data, arrival, policy);
+    return;
+  }
   while (!reading_closed_ && !data.empty()) {
     const request_event ev = reader_.feed(data);
     data.remove_prefix(ev.consumed);
@@ -136,6 +146,9 @@ void connection::on_bytes(std::string_view data, nanoseconds arrival, answer_pol
 }
 
 std::optional<nanoseconds> connection::next_wakeup() const {
+  if (h2_) {
+    if (const auto at = h2_->next_wakeup()) return at;
+  }
   if (trickling_) return trickle_next_;
   // While a closing response is still being written, later requests wait for EPOLLOUT.
   if (closing()) return std::nullopt;
@@ -219,7 +232,7 @@ void connection::advance_trickle(nanoseconds now, const response_set& responses)
 
 bool connection::idle_expired(nanoseconds now) const {
   return idle_close_.count() > 0 && !muted_ && pending_.empty() && !trickling_ &&
-         out_sent_ == out_.size() && now >= last_activity_ + idle_close_;
+         (!h2_ || h2_->idle()) && out_sent_ == out_.size() && now >= last_activity_ + idle_close_;
 }
 
 connection::status connection::flush(nanoseconds now, const response_set& responses,
@@ -228,6 +241,7 @@ connection::status connection::flush(nanoseconds now, const response_set& respon
     out_.clear();  // keeps its capacity: steady-state answering allocates nothing
     out_sent_ = 0;
   }
+  if (h2_) return flush_h2(now, recorder);
   advance_trickle(now, responses);
   while (!closing() && !trickling_ && !pending_.empty() && pending_.front().due <= now) {
     const pending_response r = pending_.front();
@@ -268,7 +282,26 @@ connection::status connection::write_out() {
   return status::open;
 }
 
+// HTTP/2: the streams due are submitted and nghttp2's frames written, a budget at a time
+// while the socket takes them, so a large body is never copied whole into out_.
+connection::status connection::flush_h2(nanoseconds now, arrival_recorder& recorder) {
+  if (idle_expired(now)) h2_->go_away();  // closed below once the GOAWAY is out
+  for (;;) {
+    const bool more = h2_->produce(now, recorder, out_, out_.size() - out_sent_);
+    if (out_sent_ < out_.size()) last_activity_ = now;  // the idle limit counts from here
+    if (write_out() == status::close) return status::close;
+    if (out_sent_ < out_.size()) return status::open;  // EPOLLOUT calls again
+    out_.clear();
+    out_sent_ = 0;
+    if (!more) break;
+  }
+  if (h2_->finished()) return status::close;
+  if (peer_closed_ && h2_->idle()) return status::close;
+  return status::open;
+}
+
 void connection::abandon(arrival_recorder& recorder) {
+  if (h2_) h2_->abandon(recorder);
   while (!pending_.empty()) {
     recorder.record(pending_.front().arrival, nanoseconds{0});
     pending_.pop();

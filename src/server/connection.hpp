@@ -25,6 +25,8 @@
 
 namespace punctual::server {
 
+class h2_connection;
+
 enum class response_kind : std::uint8_t { ok, late, bad_request };
 
 struct pending_response {
@@ -69,9 +71,12 @@ class connection {
  public:
   // `now`: the accept time, from which an idle connection counts its idle time. Plain TCP
   // without `tls`; `hostile` (with no `tls`) plays that TLS fault instead of handshaking.
+  // With `h2` the bytes are HTTP/2, handed to it (h2_connection.hpp), not HTTP/1.1.
   connection(int fd, std::uint32_t generation, std::chrono::nanoseconds now,
              std::chrono::nanoseconds idle_close, std::unique_ptr<tls_session> tls = nullptr,
-             tls_fault_kind hostile = tls_fault_kind::none);
+             tls_fault_kind hostile = tls_fault_kind::none,
+             std::unique_ptr<h2_connection> h2 = nullptr);
+  ~connection();
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
 
@@ -122,6 +127,7 @@ class connection {
   bool closing() const { return close_after_write_ || reset_after_write_; }
   bool idle_expired(std::chrono::nanoseconds now) const;
   status write_out();
+  status flush_h2(std::chrono::nanoseconds now, arrival_recorder& recorder);
   ssize_t send_some(const char* data, std::size_t size);
 
   int fd_;
@@ -144,7 +150,8 @@ class connection {
   std::unique_ptr<tls_session> tls_;
   tls_fault_kind hostile_ = tls_fault_kind::none;
   bool hello_answered_ = false;
-  std::string hello_;  // hostile: the ClientHello so far
+  std::string hello_;                  // hostile: the ClientHello so far
+  std::unique_ptr<h2_connection> h2_;  // null: HTTP/1.1
 };
 
 }  // namespace punctual::server

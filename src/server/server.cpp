@@ -44,6 +44,10 @@ server_config validated(server_config config) {
   if (config.idle_close.count() < 0) throw std::invalid_argument("negative idle-close time");
   if (config.mark_late.count() < 0) throw std::invalid_argument("negative mark-late time");
   validate_faults(config.faults);
+  if (config.http2 && !config.faults.empty()) {
+    throw std::invalid_argument("--fault is not available with --http2");
+  }
+  if (config.max_streams < 1) throw std::invalid_argument("max streams must be at least 1");
   validate_tls_options(config.tls);
   return config;
 }
@@ -63,7 +67,8 @@ server::server(server_config config)
     : config_(validated(std::move(config))),
       plan_(stall_plan::from_config(config_)),
       responses_(response_set::make(config_.body_size)),
-      tls_(config_.tls.enabled() ? std::make_unique<tls_context>(config_.tls) : nullptr) {}
+      tls_(config_.tls.enabled() ? std::make_unique<tls_context>(config_.tls, config_.http2)
+                                 : nullptr) {}
 
 server::~server() {
   try {

@@ -1,5 +1,5 @@
-// `punctual serve`: an HTTP/1.1 keep-alive server that answers after a service time and
-// stalls on a plan. Usable in-process (demo, tests) and from the CLI.
+// `punctual serve`: an HTTP/1.1 keep-alive server (HTTP/2 with config.http2) that answers
+// after a service time and stalls on a plan. Usable in-process (demo, tests) and from the CLI.
 //
 //   punctual::server::server s(config);
 //   std::uint16_t port = s.start();   // bound and answering when this returns

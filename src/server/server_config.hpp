@@ -54,6 +54,11 @@ struct server_config {
   // HTTPS instead of plain HTTP, and the hostile handshakes (tls_fault.hpp).
   tls_options tls;
 
+  // HTTP/2 instead of HTTP/1.1 (h2c with prior knowledge, or h2 by ALPN over TLS), with this
+  // SETTINGS_MAX_CONCURRENT_STREAMS. Faults are HTTP/1.1 byte tricks: refused with it.
+  bool http2 = false;
+  std::uint32_t max_streams = 100;
+
   std::string stall_log_path;    // empty = no stall log
   std::string arrival_log_path;  // empty = no arrival log
 

@@ -76,14 +76,19 @@ const BIO_METHOD* socket_method() {
 
 // ---- the context ---------------------------------------------------------------------------
 
-// Only http/1.1 is spoken; a client that offers no ALPN, or only other protocols, is served
-// without ALPN rather than refused, as most HTTP/1.1 servers do.
+// The one protocol the server speaks, in ALPN's wire format.
+const unsigned char alpn_http11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+const unsigned char alpn_h2[] = {2, 'h', '2'};
+
+// Only one protocol is spoken (`spoken`: alpn_http11 or alpn_h2); a client that offers no
+// ALPN, or only other protocols, is served without ALPN rather than refused, as most HTTP/1.1
+// servers do.
 int select_alpn(SSL*, const unsigned char** out, unsigned char* out_size, const unsigned char* in,
-                unsigned int in_size, void*) {
-  static const unsigned char http11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+                unsigned int in_size, void* spoken) {
+  const auto* protocol = static_cast<const unsigned char*>(spoken);
   unsigned char* chosen = nullptr;
   unsigned char chosen_size = 0;
-  if (SSL_select_next_proto(&chosen, &chosen_size, http11, sizeof http11, in, in_size) !=
+  if (SSL_select_next_proto(&chosen, &chosen_size, protocol, 1u + protocol[0], in, in_size) !=
       OPENSSL_NPN_NEGOTIATED) {
     return SSL_TLSEXT_ERR_NOACK;
   }
@@ -92,7 +97,7 @@ int select_alpn(SSL*, const unsigned char** out, unsigned char* out_size, const 
   return SSL_TLSEXT_ERR_OK;
 }
 
-SSL_CTX* new_server_context() {
+SSL_CTX* new_server_context(bool http2) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
   if (!ctx) throw std::runtime_error("cannot make the TLS context: " + openssl_reason());
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -109,7 +114,8 @@ SSL_CTX* new_server_context() {
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
   static const unsigned char id_context[] = "punctual serve";
   SSL_CTX_set_session_id_context(ctx, id_context, sizeof id_context - 1);
-  SSL_CTX_set_alpn_select_cb(ctx, select_alpn, nullptr);
+  SSL_CTX_set_alpn_select_cb(ctx, select_alpn,
+                             const_cast<unsigned char*>(http2 ? alpn_h2 : alpn_http11));
   return ctx;
 }
 
@@ -164,8 +170,8 @@ std::string sha256_fingerprint(const X509* certificate) {
   return out;
 }
 
-tls_context::tls_context(const tls_options& options)
-    : ctx_(new_server_context()),
+tls_context::tls_context(const tls_options& options, bool http2)
+    : ctx_(new_server_context(http2)),
       self_signed_(options.self_signed),
       fault_(options.fault),
       garbage_(make_garbage()) {

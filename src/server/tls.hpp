@@ -23,8 +23,9 @@ class tls_context {
  public:
   // Loads the certificate chain and key, or makes a self-signed certificate. Throws
   // std::invalid_argument (one line) when a file cannot be read, holds no PEM certificate or
-  // usable key, or the key does not match the certificate.
-  explicit tls_context(const tls_options& options);
+  // usable key, or the key does not match the certificate. ALPN offers h2 alone with
+  // `http2`, else http/1.1 alone.
+  explicit tls_context(const tls_options& options, bool http2 = false);
   ~tls_context();
   tls_context(const tls_context&) = delete;
   tls_context& operator=(const tls_context&) = delete;

@@ -44,6 +44,7 @@ worker::worker(int index, const server_config& config, int listen_fd, const stal
       policy_(config, static_cast<std::uint64_t>(index)),
       recorder_(!config.arrival_log_path.empty()),
       read_buffer_(64 * 1024) {
+  if (config.http2) h2_ = std::make_unique<h2_shared>(config, responses);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) fail("epoll_create1");
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -144,8 +145,18 @@ void worker::accept_all() {
         continue;
       }
     }
+    // A hostile connection never gets as far as HTTP: it needs no HTTP/2 session.
+    std::unique_ptr<h2_connection> h2;
+    if (h2_ && hostile == tls_fault_kind::none) {
+      h2 = h2_->make();
+      if (!h2) {
+        ::close(fd);
+        free_slots_.push_back(slot);
+        continue;
+      }
+    }
     slots_[slot] = std::make_unique<connection>(fd, generation, net::mono_now(), policy_.idle_close,
-                                                std::move(session), hostile);
+                                                std::move(session), hostile, std::move(h2));
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
     ev.data.u64 = tag_of(slot, generation);

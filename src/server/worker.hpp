@@ -11,6 +11,7 @@
 
 #include "server/arrival_log.hpp"
 #include "server/connection.hpp"
+#include "server/h2_connection.hpp"
 #include "server/server_config.hpp"
 #include "server/stall_gate.hpp"
 #include "server/tls.hpp"
@@ -62,6 +63,7 @@ class worker {
   std::atomic<bool> stop_{false};
   stall_gate::writer_slot writer_;
   answer_policy policy_;
+  std::unique_ptr<h2_shared> h2_;  // null: connections speak HTTP/1.1
   arrival_recorder recorder_;
 
   std::vector<std::unique_ptr<connection>> slots_;
