@@ -12,21 +12,15 @@
 
 #include "analysis/interval_series.hpp"
 #include "analysis/validity.hpp"
+#include "punctual/histogram/sparse_counts.hpp"
 #include "record/counters.hpp"
 #include "record/view_set.hpp"
 #include "report/merged_report.hpp"
 
 namespace punctual::report {
 
-// A histogram's non-empty slots, (index, count) in index order, in record::latency_params()'s
-// layout: a second of a merge kept small until its row is summarised (a whole histogram is
-// ~270 KB; a second's is mostly empty).
-struct sparse_counts {
-  std::vector<std::pair<std::int32_t, std::int64_t>> slots;
-  void add(const hdr::histogram& h);
-  void add_to(hdr::histogram& h) const;
-};
-using second_counts = std::array<sparse_counts, record::view_count>;
+// A second of a merge, each view's counts in record::latency_params()'s layout.
+using second_counts = std::array<hdr::sparse_counts, record::view_count>;
 
 // Everything the verdicts need, added over the shards.
 struct merged_sums {

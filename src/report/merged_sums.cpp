@@ -116,7 +116,7 @@ void add_seconds(const shard_report& s, std::map<std::int64_t, second_counts>& s
     }
     const double offset = (iv.start_unix_seconds - header.start_time_unix_seconds) / length;
     if (!(std::fabs(offset) < 1e9)) return;  // not a second of this run
-    seconds[std::llround(offset)][view].add(iv.value);
+    seconds[std::llround(offset)][view].add(iv.value, record::latency_params());
   };
   const auto read = hdr::read_interval_log_file(s.log_path, on_interval);
   if (!read) {
@@ -153,34 +153,6 @@ void summarise_rows(const std::set<std::int64_t>& rows,
 }
 
 }  // namespace
-
-void sparse_counts::add(const hdr::histogram& h) {
-  if (h.total_count() == 0) return;
-  if (h.params() != record::latency_params()) {
-    hdr::histogram same(record::latency_params());
-    same.add(h);
-    return add(same);
-  }
-  std::vector<std::pair<std::int32_t, std::int64_t>> merged;
-  merged.reserve(slots.size() + 64);
-  auto mine = slots.begin();
-  for (std::int32_t i = h.index_of(h.min()); i <= h.index_of(h.max()); ++i) {
-    const std::int64_t c = h.count_at_index(i);
-    if (c == 0) continue;
-    while (mine != slots.end() && mine->first < i) merged.push_back(*mine++);
-    if (mine != slots.end() && mine->first == i) {
-      merged.emplace_back(i, c + (mine++)->second);
-    } else {
-      merged.emplace_back(i, c);
-    }
-  }
-  merged.insert(merged.end(), mine, slots.end());
-  slots = std::move(merged);
-}
-
-void sparse_counts::add_to(hdr::histogram& h) const {
-  for (const auto& [index, count] : slots) h.record_n(h.value_from_index(index), count);
-}
 
 merged_sums add_shards(const std::vector<shard_report>& shards,
                        std::span<const double> slo_percentiles) {

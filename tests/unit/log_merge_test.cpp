@@ -174,6 +174,72 @@ TEST(log_merge, no_logs_is_an_error) {
   EXPECT_FALSE(merge_logs({}));
 }
 
+// merge_log_files reads each file twice, an interval at a time, and must give what merge_logs
+// gives from the same logs in memory: the same intervals, counts and errors.
+std::string written(const interval_log& log, const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("punctual-file-merge-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream out(path);
+  interval_log_writer writer(out, log.start_time_unix_seconds);
+  writer.write_header();
+  for (const auto& iv : log.intervals) {
+    writer.write_interval(iv.tag, iv.start_unix_seconds - log.start_time_unix_seconds, iv.length_seconds,
+                          iv.value);
+  }
+  return path.string();
+}
+
+TEST(log_merge, merging_files_streamed_gives_the_in_memory_merge) {
+  const histogram_params narrow{1000, 1'000'000'000, 2};
+  const histogram_params wide{1, 3'600'000'000'000, 3};
+  std::vector<log_interval> a, b;
+  for (int second = 0; second < 4; ++second) {
+    histogram ha(wide), hb(narrow), ta(wide);
+    for (int i = 0; i < 300; ++i) {
+      ha.record(700 + (i * 7919LL + second * 104729LL) % 40'000'000);
+      hb.record(2000 + (i * 15485863LL) % 900'000'000);
+      ta.record(50 + i);
+    }
+    a.push_back(make_interval("", 200.0 + second, 1.0, ha));
+    a.push_back(make_interval("service_time", 200.0 + second, 1.0, ta));
+    b.push_back(make_interval("", 201.0 + second, second == 3 ? 0.5 : 1.0, hb));
+  }
+  const std::vector<interval_log> logs{make_log(200.0, a), make_log(201.0, b)};
+  // Through files both ways, so both merges see what a file holds.
+  const std::vector<std::string> paths{written(logs[0], "a.hlog"), written(logs[1], "b.hlog")};
+  std::vector<interval_log> reread;
+  for (const auto& path : paths) reread.push_back(*read_interval_log_file(path).log);
+  const auto expected = merge_logs(reread);
+  ASSERT_TRUE(expected) << expected.error;
+  std::vector<log_interval> streamed;
+  double start = -1;
+  const auto result = merge_log_files(
+      paths, {}, [&](const file_merge_result& h) { start = h.start_time_unix_seconds; },
+      [&](log_interval&& iv) { streamed.push_back(std::move(iv)); });
+  ASSERT_TRUE(result) << result.error;
+  EXPECT_DOUBLE_EQ(start, expected.log->start_time_unix_seconds);
+  EXPECT_EQ(result.inferred_unit_ratio, 1e6);
+  ASSERT_EQ(streamed.size(), expected.log->intervals.size());
+  ASSERT_EQ(result.intervals, streamed.size());
+  for (std::size_t i = 0; i < streamed.size(); ++i) {
+    EXPECT_EQ(streamed[i].tag, expected.log->intervals[i].tag);
+    EXPECT_DOUBLE_EQ(streamed[i].start_unix_seconds, expected.log->intervals[i].start_unix_seconds);
+    EXPECT_DOUBLE_EQ(streamed[i].length_seconds, expected.log->intervals[i].length_seconds);
+    expect_same_counts(streamed[i].value, expected.log->intervals[i].value);
+  }
+  // A misaligned log is refused with the same words.
+  const std::vector<interval_log> off{make_log(0, {make_interval("", 10.0, 1, histogram(wide))}),
+                                      make_log(0, {make_interval("", 10.4, 1, histogram(wide))})};
+  const std::vector<std::string> off_paths{written(off[0], "c.hlog"), written(off[1], "d.hlog")};
+  std::vector<interval_log> off_reread;
+  for (const auto& path : off_paths) off_reread.push_back(*read_interval_log_file(path).log);
+  const auto refused = merge_log_files(off_paths, {}, [](const file_merge_result&) {}, [](log_interval&&) {});
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(refused.error, merge_logs(off_reread).error);
+  for (const auto& path : paths) std::filesystem::remove(path);
+  for (const auto& path : off_paths) std::filesystem::remove(path);
+}
+
 // The `punctual merge` / `punctual report` commands, when the binary has been built.
 class merge_cli : public testing::Test {
  protected:

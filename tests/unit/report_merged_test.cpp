@@ -13,27 +13,6 @@ using nlohmann::ordered_json;
 using punctual::report::merge_refused;
 using punctual::report::shard_report;
 
-// A second's sparse counts, added from several histograms, give back exactly their sum.
-TEST(merged_seconds, sparse_counts_add_up_as_histograms_do) {
-  punctual::hdr::histogram a(punctual::record::latency_params());
-  punctual::hdr::histogram b(punctual::record::latency_params());
-  for (std::int64_t v = 1000; v < 5'000'000; v = v * 3 / 2 + 7) a.record_n(v, v % 5 + 1);
-  for (std::int64_t v = 700; v < 90'000'000; v = v * 2 + 1) b.record(v);
-  b.record_n(1000, 4);  // a slot a has too
-  punctual::report::sparse_counts sparse;
-  sparse.add(a);
-  sparse.add(b);
-  punctual::hdr::histogram summed(punctual::record::latency_params());
-  sparse.add_to(summed);
-  punctual::hdr::histogram expected = a;
-  expected.add(b);
-  EXPECT_EQ(summed.total_count(), expected.total_count());
-  for (const double p : {0.0, 50.0, 90.0, 99.0, 99.9, 100.0}) {
-    EXPECT_EQ(summed.value_at_percentile(p), expected.value_at_percentile(p)) << p;
-  }
-  EXPECT_LT(sparse.slots.size(), 200U);  // only the used slots, not the layout's 33,792
-}
-
 ordered_json check_json(const char* name, double figure, double threshold, bool pass,
                         const std::string& note) {
   return {{"name", name},         {"figure", figure}, {"relation", "<="},

@@ -2,6 +2,7 @@
 // distributed run) into one log, and the histogram sums both merge and report need.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,5 +42,25 @@ struct merge_result {
 // StartTime = BaseTime = the earliest input StartTime, and an empty error. Inputs that cannot
 // be aligned give no log and an error naming the input and line.
 merge_result merge_logs(std::span<const interval_log> logs, const merge_options& options = {});
+
+// The same merge of interval-log files, each read twice one interval at a time: first where
+// its intervals lie (to align them, with the same rules and errors), then their counts into the
+// merged intervals' non-empty slots. Memory is the merged intervals' used slots, however long
+// the logs; merge_logs holds every decoded interval (~270 KB each in punctual's layout).
+struct file_merge_result {
+  std::string error;       // empty on success
+  bool read_error = false;  // the error is a file's (it names the file and the line)
+  double start_time_unix_seconds = 0;  // the merged log's StartTime and BaseTime
+  double inferred_unit_ratio = 0;  // the max columns' ratio in the inputs (0: none could tell)
+  std::size_t intervals = 0;       // merged intervals handed out
+  explicit operator bool() const noexcept { return error.empty(); }
+};
+// Called once, after the alignment and before the first merged interval.
+using merge_begin_handler = std::function<void(const file_merge_result& header)>;
+// Each merged interval in order (start, then tag); start_unix_seconds is absolute.
+using merged_interval_handler = std::function<void(log_interval&& merged)>;
+file_merge_result merge_log_files(std::span<const std::string> paths, const merge_options& options,
+                                  const merge_begin_handler& begin,
+                                  const merged_interval_handler& on_interval);
 
 }  // namespace punctual::hdr
