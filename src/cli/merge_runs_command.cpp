@@ -97,6 +97,8 @@ int merge_runs_command(const merge_command_options& o) {
   }
   report::write_merged_text(std::cout, merged);
   write_file_atomically(o.output, merged.doc.dump(2) + "\n");
+  // Beside the report as beside each shard's: HdrHistogram's tools read the whole run from it.
+  write_file_atomically(log_beside(o.output), merged.log_text);
   write_renderings(merged.doc, o.html_out, o.timeline_out);
   if (merged.interrupted) return exit_interrupted;
   const auto& v = merged.verdict;

@@ -19,8 +19,9 @@
 
 namespace punctual::report {
 
-// A second of a merge, each view's counts in record::latency_params()'s layout.
-using second_counts = std::array<hdr::sparse_counts, record::view_count>;
+// A second of a merge: each stream's counts (by tag, "" the untagged response time; views,
+// names and sessions alike), in record::latency_params()'s layout.
+using second_counts = std::map<std::string, hdr::sparse_counts>;
 
 // Everything the verdicts need, added over the shards.
 struct merged_sums {
@@ -37,6 +38,10 @@ struct merged_sums {
   record::per_second_load load;
   bool has_schedule = false;
   std::chrono::nanoseconds window{};
+  // The merged interval log (every stream, each row of the timeline), as a run writes its own,
+  // from the first shard log's start: the window's start, T in every shard.
+  std::string log_text;
+  double log_start_unix_s = 0;
 };
 
 // Adds src's whole numbers into dst, key by key; keys dst lacks are copied from src.

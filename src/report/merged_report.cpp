@@ -248,6 +248,7 @@ merged_run merge_runs(const std::vector<shard_report>& shards, const merge_setti
   try {
     const merged_sums sums = add_shards(shards, analysis::slo_percentiles(settings.slos));
     m.verdict = judge_merged(shards, sums, settings);
+    m.log_text = sums.log_text;
     json doc = shards.front().doc;
     doc["command_line"] = settings.command_line;
     for (const auto& s : shards) m.interrupted = m.interrupted || s.doc["interrupted"].get<bool>();

@@ -33,6 +33,7 @@ struct merged_run {
   nlohmann::ordered_json doc;  // a run report (docs/report.schema.json) with `shards`
   verdicts verdict;
   bool interrupted = false;  // some shard was interrupted
+  std::string log_text;      // the merged interval log, one interval per row of the timeline
 };
 
 // One line: why these reports cannot be merged.

@@ -2,7 +2,9 @@
 // histograms from each JSON, each second's histograms from the interval log beside it.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
+#include <sstream>
 
 #include "punctual/histogram/codec.hpp"
 #include "punctual/histogram/interval_log.hpp"
@@ -103,20 +105,16 @@ void add_views(const shard_report& s, merged_sums& sums) {
 // Each interval of the shard's log into the row it belongs to: its offset from the log's start
 // (the shard's measured window) in interval lengths. Read one interval at a time, so a long run
 // of many shards needs no more than its rows' non-empty slots.
-void add_seconds(const shard_report& s, std::map<std::int64_t, second_counts>& seconds) {
+void add_seconds(const shard_report& s, std::map<std::int64_t, second_counts>& seconds,
+                 std::optional<double>* log_start) {
   if (s.log_path.empty()) return;
   const double length = s.doc["series"]["interval_ns"].get<double>() / 1e9;
   if (!(length > 0)) throw merge_refused(s.name + ": series.interval_ns is not a length");
   const auto on_interval = [&](const hdr::interval_log& header, hdr::log_interval&& iv) {
-    std::size_t view = 0;
-    if (!iv.tag.empty()) {
-      const auto* it = std::find(record::view_names.begin() + 1, record::view_names.end(), iv.tag);
-      if (it == record::view_names.end()) return;  // a name's or a session's stream
-      view = static_cast<std::size_t>(it - record::view_names.begin());
-    }
     const double offset = (iv.start_unix_seconds - header.start_time_unix_seconds) / length;
     if (!(std::fabs(offset) < 1e9)) return;  // not a second of this run
-    seconds[std::llround(offset)][view].add(iv.value, record::latency_params());
+    if (log_start && !*log_start) *log_start = header.start_time_unix_seconds;
+    seconds[std::llround(offset)][iv.tag].add(iv.value, record::latency_params());
   };
   const auto read = hdr::read_interval_log_file(s.log_path, on_interval);
   if (!read) {
@@ -134,22 +132,39 @@ void add_load(const json& schedule, record::per_second_load& load) {
   load.add(shard);
 }
 
-// Each row's summary, and the rows in order for the confidence intervals; each second's sparse
-// counts are dropped once summarised.
+// The view a stream's tag names ("" the response time), or none for a name's or a session's.
+std::optional<record::view> view_of(const std::string& tag) {
+  if (tag.empty()) return record::view::response_time;
+  const auto* it = std::find(record::view_names.begin() + 1, record::view_names.end(), tag);
+  if (it == record::view_names.end()) return std::nullopt;
+  return static_cast<record::view>(it - record::view_names.begin());
+}
+
+// Each row's summary, its streams into the merged log, and the rows in order for the confidence
+// intervals; each second's sparse counts are dropped once written.
 void summarise_rows(const std::set<std::int64_t>& rows,
-                    std::map<std::int64_t, second_counts>& seconds, merged_sums& sums) {
+                    std::map<std::int64_t, second_counts>& seconds, double length_s,
+                    merged_sums& sums) {
+  std::ostringstream log;
+  hdr::interval_log_writer writer(log, sums.log_start_unix_s);
+  writer.write_header("[Merged by punctual 0.1.0]");
   record::view_set views;
+  hdr::histogram stream(record::latency_params());
   for (const auto row : rows) {
     views.reset();
     if (const auto found = seconds.find(row); found != seconds.end()) {
-      for (std::size_t v = 0; v < record::view_count; ++v) {
-        found->second[v].add_to(views[static_cast<record::view>(v)]);
+      for (const auto& [tag, counts] : found->second) {
+        stream.reset();
+        counts.add_to(stream);
+        writer.write_interval(tag, static_cast<double>(row) * length_s, length_s, stream);
+        if (const auto view = view_of(tag)) views[*view].add(stream);
       }
       seconds.erase(found);
     }
     sums.series.add(views);
     sums.rows[row] = record::summarize_interval(row, views);
   }
+  sums.log_text = log.str();
 }
 
 }  // namespace
@@ -158,6 +173,7 @@ merged_sums add_shards(const std::vector<shard_report>& shards,
                        std::span<const double> slo_percentiles) {
   merged_sums sums(slo_percentiles);
   std::map<std::int64_t, second_counts> seconds;
+  std::optional<double> log_start;
   sums.names = names_of(shards.front().doc);
   sums.views = record::view_set(sums.names.size());
   sums.by_name.resize(sums.names.size());
@@ -168,7 +184,7 @@ merged_sums add_shards(const std::vector<shard_report>& shards,
     for (std::size_t n = 0; n < sums.names.size(); ++n)
       sums.by_name[n].add(name_counts_of(s.doc, sums.names[n]));
     add_views(s, sums);
-    add_seconds(s, seconds);
+    add_seconds(s, seconds, &log_start);
     const json& schedule = s.doc["schedule"];
     if (schedule.contains("per_second_planned")) {
       sums.has_schedule = true;
@@ -182,7 +198,9 @@ merged_sums add_shards(const std::vector<shard_report>& shards,
     for (const auto& row : s.doc["series"]["per_second"])
       rows.insert(row["second"].get<std::int64_t>());
   }
-  summarise_rows(rows, seconds, sums);
+  sums.log_start_unix_s = log_start.value_or(0);
+  summarise_rows(rows, seconds, shards.front().doc["series"]["interval_ns"].get<double>() / 1e9,
+                 sums);
   return sums;
 }
 

@@ -166,6 +166,35 @@ else
     failed=$((failed + 1))
   fi
 fi
+# The same mix in two shards started together, and their merge: each shard's log against its
+# report, and the log `punctual merge` writes beside the merged report against that report, so
+# hdr-histogram-js checks the merge's per-second sums and whole-run histograms alike.
+shards_ok=0
+if [[ $run_ok -eq 1 ]]; then
+  start_at="$(node -p "(Date.now() / 1000 + 1.5).toFixed(3)")"
+  shard_pids=()
+  for i in 0 1; do
+    timeout 60 "$punctual" run -t1 -c4 -R 600 -d 2s --requests "$work/mix.yaml" --shard "$i/2" \
+      --start-at "$start_at" --out-dir "$work/shards" -q "http://127.0.0.1:$port/" \
+      >"$work/shard-$i.out" 2>&1 &
+    shard_pids+=($!)
+  done
+  shards_ok=1
+  for pid in "${shard_pids[@]}"; do
+    shard_status=0
+    wait "$pid" || shard_status=$?
+    [[ $shard_status -eq 0 || $shard_status -eq 4 ]] || shards_ok=0
+  done
+  merge_status=0
+  "$punctual" merge "$work/shards/shard-0-of-2.json" "$work/shards/shard-1-of-2.json" \
+    -o "$work/shards/merged.json" >"$work/merge.out" 2>&1 || merge_status=$?
+  [[ $merge_status -eq 0 || $merge_status -eq 4 ]] || shards_ok=0
+  if [[ $shards_ok -ne 1 ]]; then
+    echo "FAIL shards and merge: $(tail -n 3 "$work"/shard-*.out "$work/merge.out")" >&2
+    failed=$((failed + 1))
+  fi
+fi
+
 stop_serve
 
 # Counts the checker's ok/FAIL lines into the totals; a crash of the checker is one more FAIL.
@@ -201,6 +230,12 @@ negative_control() {  # name needle command...
 expect_caught() {  # name hlog json fail-line-prefix
   negative_control "$1" "FAIL $4" node "$here/check_run_log.js" "$2" "$3"
 }
+
+if [[ $shards_ok -eq 1 ]]; then
+  for f in shard-0-of-2 shard-1-of-2 merged; do
+    run_log_check "$work/shards/$f.hlog" "$work/shards/$f.json"
+  done
+fi
 
 if [[ $run_ok -eq 1 ]]; then
   run_log_check "$work/run.hlog" "$work/run.json"
