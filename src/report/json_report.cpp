@@ -60,7 +60,8 @@ json model_json(const run::config& c) {
   m["connections"] = c.connections;
   m["threads"] = c.threads;
   m["seed"] = c.plan ? c.plan->seed : 1;
-  m["schedule"] = c.plan ? schedule::describe(*c.plan) : std::string();
+  // The hybrid model's plan is of users, not requests.
+  m["schedule"] = c.plan ? schedule::describe(*c.plan, c.hybrid ? "users/s" : "req/s") : std::string();
   if (c.plan && c.plan->arrival == schedule::arrival_kind::trace) m["trace"] = trace_json(*c.plan);
   if (c.model == run::model_kind::closed) m["think_ns"] = c.think.count();
   m["precision"] = run::name(c.precision);
