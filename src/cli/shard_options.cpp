@@ -20,8 +20,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-// Shards beyond this are refused: a request's shard is i mod N, and no deployment needs more.
-constexpr std::uint32_t max_shards = 100'000;
 // Start times after this (2096) are refused: their nanoseconds would come near int64's end.
 constexpr std::int64_t max_unix_seconds = 4'000'000'000;
 // A start further off is more likely a mistyped date than a plan: a run would sit idle until it.
@@ -152,7 +150,7 @@ std::optional<shard_spec> try_parse_shard(std::string_view text, const char* job
   const auto count = whole(text.substr(slash + 1));
   const std::string_view first = text.substr(0, slash);
   const auto index = first == "env" ? (job_index ? whole(job_index) : std::nullopt) : whole(first);
-  if (!count || !index || *count < 1 || *count > max_shards || *index >= *count)
+  if (!count || !index || *count < 1 || *count > schedule::max_shards || *index >= *count)
     return std::nullopt;
   return shard_spec{*index, *count};
 }
@@ -169,7 +167,7 @@ shard_spec parse_shard(std::string_view text, const char* job_index) {
                       "' is not a shard index below the shard count");
   }
   throw usage_error("--shard '" + t + "': expected I/N with 0 <= I < N <= " +
-                    std::to_string(max_shards) + " (e.g. 0/4), or env/N");
+                    std::to_string(schedule::max_shards) + " (e.g. 0/4), or env/N");
 }
 
 std::optional<nanoseconds> try_parse_start_at(std::string_view text) noexcept {

@@ -14,6 +14,7 @@
 #include "punctual/histogram/codec.hpp"
 #include "report/merged_parts.hpp"
 #include "report/sections.hpp"
+#include "schedule/plan.hpp"
 
 namespace punctual::report {
 namespace {
@@ -43,13 +44,16 @@ shard_id id_of(const shard_report& s) {
           schedule.value("start_at_unix_ns", json(nullptr))};
 }
 
+// "shard 2 of 3 is missing", "shards 1, 4 and 9 more of 64 are missing".
 std::string missing_text(const std::vector<std::uint32_t>& missing, std::uint32_t count) {
+  constexpr std::size_t listed = 10;
   std::string list;
-  for (std::size_t i = 0; i < missing.size(); ++i) {
+  for (std::size_t i = 0; i < missing.size() && i < listed; ++i) {
     list += (i ? ", " : "") + std::to_string(missing[i]);
   }
-  return (missing.size() == 1 ? "shard " + list + " of " + std::to_string(count) + " is missing"
-                              : "shards " + list + " of " + std::to_string(count) + " are missing");
+  if (missing.size() > listed) list += " and " + std::to_string(missing.size() - listed) + " more";
+  return (missing.size() == 1 ? "shard " : "shards ") + list + " of " + std::to_string(count) +
+         (missing.size() == 1 ? " is missing" : " are missing");
 }
 
 // Added over every shard: the whole numbers of `key` (an object of counts), key by key.
@@ -95,14 +99,12 @@ json shard_list(const std::vector<shard_report>& shards) {
 
 void merge_schedule(const std::vector<shard_report>& shards, const merged_sums& sums, json& doc) {
   json& schedule = doc["schedule"];
-  std::uint64_t planned = 0;
   std::optional<std::int64_t> worst_lag;
   for (const auto& s : shards) {
-    planned += s.doc["schedule"]["planned"].get<std::uint64_t>();
     const json& lag = s.doc["schedule"].value("start_lag_ns", json(nullptr));
     if (!lag.is_null()) worst_lag = std::max(worst_lag.value_or(0), lag.get<std::int64_t>());
   }
-  schedule["planned"] = planned;
+  schedule["planned"] = sums.counts.planned;
   schedule["window_ns"] = sums.window.count();
   schedule["shard"] = {{"index", nullptr}, {"count", shards.size()}};
   schedule["start_lag_ns"] = worst_lag ? json(*worst_lag) : json(nullptr);
@@ -209,7 +211,12 @@ void order_shards(std::vector<shard_report>& shards) {
     }
   }
   const shard_id& first = ids.front();
-  std::vector<const shard_report*> at(first.count, nullptr);
+  if (first.count < 1 || first.count > schedule::max_shards) {
+    throw merge_refused(shards[0].name + ": a shard count of " + std::to_string(first.count) +
+                        " (expected 1 to " + std::to_string(schedule::max_shards) + ")");
+  }
+  constexpr std::size_t none = ~std::size_t{0};
+  std::vector<std::size_t> at(first.count, none);  // which input is each shard
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const shard_id& id = ids[i];
     if (id.count != first.count) {
@@ -227,19 +234,20 @@ void order_shards(std::vector<shard_report>& shards) {
                           shards[0].name + " (" + id.start_at.dump() + " against " +
                           first.start_at.dump() + " Unix ns): not one run");
     }
-    if (at[id.index]) {
+    if (at[id.index] != none) {
       throw merge_refused("shard " + std::to_string(id.index) + " of " + std::to_string(id.count) +
-                          " is given twice: " + at[id.index]->name + " and " + shards[i].name);
+                          " is given twice: " + shards[at[id.index]].name + " and " +
+                          shards[i].name);
     }
-    at[id.index] = &shards[i];
+    at[id.index] = i;
   }
   std::vector<std::uint32_t> missing;
   for (std::uint32_t i = 0; i < first.count; ++i) {
-    if (!at[i]) missing.push_back(i);
+    if (at[i] == none) missing.push_back(i);
   }
   if (!missing.empty()) throw merge_refused(missing_text(missing, first.count));
   std::vector<shard_report> ordered;
-  for (const auto* s : at) ordered.push_back(std::move(*const_cast<shard_report*>(s)));
+  for (const std::size_t i : at) ordered.push_back(std::move(shards[i]));
   shards = std::move(ordered);
 }
 

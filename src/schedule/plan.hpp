@@ -29,6 +29,9 @@ struct stage {
 // per nanosecond, and at least one per ~11.6 days.
 inline constexpr double max_rate_per_s = 1e9;
 inline constexpr double min_rate_per_s = 1e-6;
+// Shards beyond this are refused (--shard and the merge of shards' reports): a request's shard
+// is i mod N, and no deployment needs more.
+inline constexpr std::uint32_t max_shards = 100'000;
 // Offsets stay below 2^62 ns (~146 years) so sums of offsets and gaps never overflow int64.
 inline constexpr std::int64_t max_window_ns = std::int64_t{1} << 62;
 

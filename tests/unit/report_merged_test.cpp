@@ -70,6 +70,11 @@ TEST(merged_checks, order_shards_refuses_what_is_not_one_run) {
             std::string::npos);
   EXPECT_NE(refusal({shard_with(0, 2, empty), shard_with(1, 3, empty)}).find("a shard of 3"),
             std::string::npos);
+  // A count from a report is not trusted with memory: 4e9 slots would be 32 GB.
+  EXPECT_NE(refusal({shard_with(0, 4'000'000'000U, empty)}).find("a shard count of 4000000000"),
+            std::string::npos);
+  EXPECT_EQ(refusal({shard_with(0, 64, empty), shard_with(5, 64, empty)}),
+            "shards 1, 2, 3, 4, 6, 7, 8, 9, 10, 11 and 52 more of 64 are missing");
   auto other_plan = shard_with(1, 2, empty);
   other_plan.doc["schedule"]["plan_sha256"] = std::string(64, 'b');
   EXPECT_NE(refusal({shard_with(0, 2, empty), other_plan}).find("another plan"), std::string::npos);
