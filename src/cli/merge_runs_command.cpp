@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/renderings.hpp"
+#include "cli/run_options.hpp"
 #include "report/merged_report.hpp"
 
 namespace punctual::cli {
@@ -43,18 +44,6 @@ report::shard_report read_shard(const std::string& path) {
   return s;
 }
 
-std::vector<analysis::slo_expression> parse_slos(const merge_command_options& o) {
-  std::vector<analysis::slo_expression> slos;
-  for (const auto& text : o.slos) {
-    try {
-      slos.push_back(analysis::parse_slo(text));
-    } catch (const analysis::slo_syntax_error& e) {
-      throw usage_error(e.what());
-    }
-  }
-  return slos;
-}
-
 // --slo NAME:EXPR names one of the shards' request names or SCENARIO.session entries.
 void resolve_names(std::vector<analysis::slo_expression>& slos, const report::shard_report& s) {
   std::vector<std::string> names;
@@ -66,25 +55,16 @@ void resolve_names(std::vector<analysis::slo_expression>& slos, const report::sh
       sessions.push_back(name.ends_with(".session") && s.doc.contains("sessions"));
     }
   }
-  try {
-    analysis::resolve_slo_scopes(slos, names, sessions);
-  } catch (const analysis::slo_syntax_error& e) {
-    throw usage_error(e.what());
-  }
+  resolve_slo_names(slos, names, sessions);
 }
 
 }  // namespace
 
 int merge_runs_command(const merge_command_options& o) {
-  if (o.slo_bound != "point" && o.slo_bound != "upper") {
-    throw usage_error("--slo-bound: '" + o.slo_bound +
-                      "' is not a bound (expected point or upper)");
-  }
   report::merge_settings settings;
   settings.command_line = command_line();
-  settings.slos = parse_slos(o);
-  settings.bound =
-      o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
+  settings.slos = parse_slo_options(o.slos);
+  settings.bound = parse_slo_bound(o.slo_bound);
   std::vector<report::shard_report> shards;
   for (const auto& path : o.inputs) shards.push_back(read_shard(path));
   report::merged_run merged;

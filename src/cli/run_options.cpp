@@ -197,14 +197,38 @@ void resolve_slo_names(std::vector<analysis::slo_expression>& slos, const run::c
     names.push_back(entry.name);
     sessions.push_back(entry.session);
   }
+  cli::resolve_slo_names(slos, names, sessions);
+}
+
+}  // namespace
+
+std::vector<analysis::slo_expression> parse_slo_options(const std::vector<std::string>& texts) {
+  std::vector<analysis::slo_expression> slos;
+  for (const auto& text : texts) {
+    try {
+      slos.push_back(analysis::parse_slo(text));
+    } catch (const analysis::slo_syntax_error& e) {
+      throw usage_error(e.what());
+    }
+  }
+  return slos;
+}
+
+analysis::bound_mode parse_slo_bound(const std::string& text) {
+  if (text != "point" && text != "upper") {
+    throw usage_error("--slo-bound: '" + text + "' is not a bound (expected point or upper)");
+  }
+  return text == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
+}
+
+void resolve_slo_names(std::vector<analysis::slo_expression>& slos,
+                       const std::vector<std::string>& names, const std::vector<bool>& sessions) {
   try {
     analysis::resolve_slo_scopes(slos, names, sessions);
   } catch (const analysis::slo_syntax_error& e) {
     throw usage_error(e.what());
   }
 }
-
-}  // namespace
 
 // main() has raised the soft limit to the hard one; refuse a -c beyond it before anything is
 // sent, rather than fail mid-run.
@@ -256,17 +280,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
     c.expected_interval = parse_duration("--expected-interval", o.expected_interval);
     if (c.expected_interval->count() <= 0) throw usage_error("--expected-interval: must be more than 0");
   }
-  for (const auto& text : o.slos) {
-    try {
-      s.slos.push_back(analysis::parse_slo(text));
-    } catch (const analysis::slo_syntax_error& e) {
-      throw usage_error(e.what());
-    }
-  }
-  if (o.slo_bound != "point" && o.slo_bound != "upper") {
-    throw usage_error("--slo-bound: '" + o.slo_bound + "' is not a bound (expected point or upper)");
-  }
-  s.slo_bound = o.slo_bound == "upper" ? analysis::bound_mode::upper : analysis::bound_mode::point;
+  s.slos = parse_slo_options(o.slos);
+  s.slo_bound = parse_slo_bound(o.slo_bound);
   s.allow_uncorrected = o.allow_uncorrected;
   c.retry = build_retry_policy(o.retry, c.timeout, o.seed, c.model == run::model_kind::open);
   if (file) {

@@ -76,6 +76,13 @@ struct run_setup {
 // Checks every value and builds the configuration; throws usage_error with one line.
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line);
 
+// --slo and --slo-bound, as run and merge take them; one line (usage_error) on a bad one.
+std::vector<analysis::slo_expression> parse_slo_options(const std::vector<std::string>& texts);
+analysis::bound_mode parse_slo_bound(const std::string& text);
+// --slo NAME:EXPR against the run's names (`sessions`: which are SCENARIO.session entries).
+void resolve_slo_names(std::vector<analysis::slo_expression>& slos,
+                       const std::vector<std::string>& names, const std::vector<bool>& sessions);
+
 // Refuses (usage_error) more connections than this process may open, before anything is sent.
 void check_descriptor_limit(std::uint32_t connections);
 

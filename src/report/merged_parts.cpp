@@ -124,11 +124,8 @@ void write_series(const std::vector<shard_report>& shards, const merged_sums& su
   json out = json::array();
   for (auto& [index, row] : rows) {
     const record::interval_row& r = sums.rows.at(index);  // every row was summarised
-    const auto summary = [](const record::latency_summary& l) {
-      return json{{"count", l.count}, {"p50_ns", l.p50}, {"p99_ns", l.p99}, {"max_ns", l.max}};
-    };
-    row["response_time"] = summary(r.response_time);
-    row["service_time"] = summary(r.service_time);
+    row["response_time"] = summary_json(r.response_time);
+    row["service_time"] = summary_json(r.service_time);
     row["send_lag_p99_ns"] = r.send_lag_p99;
     row["queue_wait_p99_ns"] = r.queue_wait_p99;
     out.push_back(std::move(row));

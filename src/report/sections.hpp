@@ -56,6 +56,8 @@ struct worst_range {
   nanoseconds start_mono, end_mono, start_unix, end_unix;  // intended times, [start, end)
 };
 worst_range worst_range_of(const run::result& r, const record::second_views& s);
+// A timeline row's latency: {count, p50_ns, p99_ns, max_ns}.
+nlohmann::ordered_json summary_json(const record::latency_summary& s);
 nlohmann::ordered_json series_json(const run::config& c, const run::result& r);
 nlohmann::ordered_json histograms_json(const run::config& c, const run::result& r);
 nlohmann::ordered_json worst_interval_json(const run::result& r);

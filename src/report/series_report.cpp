@@ -19,9 +19,6 @@ namespace {
 using json = nlohmann::ordered_json;
 constexpr nanoseconds one_second{1'000'000'000};
 
-json summary_json(const record::latency_summary& s) {
-  return json{{"count", s.count}, {"p50_ns", s.p50}, {"p99_ns", s.p99}, {"max_ns", s.max}};
-}
 
 // The schedule's planned requests (by intended time, per second) whose second starts in the row.
 std::uint64_t planned_in_row(const run::result& r, std::int64_t row, nanoseconds width) {
@@ -77,6 +74,10 @@ json story_json(const record::second_views& s) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json summary_json(const record::latency_summary& s) {
+  return json{{"count", s.count}, {"p50_ns", s.p50}, {"p99_ns", s.p99}, {"max_ns", s.max}};
+}
 
 worst_range worst_range_of(const run::result& r, const record::second_views& s) {
   const nanoseconds start = r.measure_start + one_second * s.second;
