@@ -137,13 +137,20 @@ void add_connection_check(const validity_input& in, std::vector<check>& out) {
   const double mean_ns = steady_mean_service_ns(in.views, in.intervals);
   const double rate = *in.rate_per_s / std::max(in.shards, 1U);  // this process's share
   check c = make_check("connection_cap", ">=", "connections");
-  c.figure = in.connections;
+  // HTTP/2 counts stream slots: each connection carries --max-streams requests at once.
+  const std::uint32_t streams = std::max(in.streams, 1U);
+  c.figure = static_cast<double>(in.connections) * streams;
   c.threshold = connection_headroom * rate * mean_ns / 1e9;
   c.pass = c.figure >= c.threshold;
-  if (!c.pass) {
+  if (!c.pass && streams == 1) {
     c.note = "-c " + std::to_string(in.connections) + " cannot carry " + number_text(rate) +
              " req/s at a mean service time of " + duration_text(mean_ns) + "; -c " +
              std::to_string(connections_needed(rate, mean_ns)) + " would have sufficed";
+  } else if (!c.pass) {
+    c.note = "-c " + std::to_string(in.connections) + " x " + std::to_string(streams) +
+             " streams cannot carry " + number_text(rate) + " req/s at a mean service time of " +
+             duration_text(mean_ns) + "; " + std::to_string(connections_needed(rate, mean_ns)) +
+             " stream slots would have sufficed";
   }
   out.push_back(std::move(c));
 }

@@ -35,6 +35,7 @@ struct validity_input {
   const record::counters& counts;      // the measured window's counts
   std::optional<double> rate_per_s;    // the planned rate; nullopt for the closed model
   std::uint32_t connections = 0;       // -c
+  std::uint32_t streams = 1;           // requests each connection carries at once (HTTP/2: --max-streams)
   std::vector<double> worker_cpu_shares;  // per worker: CPU time / wall time it ran, 0..1+
   const interval_series& intervals;
   std::vector<double> slo_percentiles;  // every percentile named in an --slo

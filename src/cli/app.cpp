@@ -66,6 +66,12 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--connect-timeout", o.connect_timeout, "bound on one connect (default: --timeout)");
   cmd.add_option("--precision", o.precision, "fine (default), spin or coarse");
   cmd.add_flag("--no-keepalive", o.no_keepalive, "one request per connection");
+  cmd.add_option("--http", o.http,
+                 "1.1 (default), 2 (h2 over https by ALPN, h2c with prior knowledge over http), or auto "
+                 "(the server's choice by ALPN)");
+  cmd.add_option("--max-streams", o.max_streams,
+                 "HTTP/2: streams per connection at most (default 100, within the server's SETTINGS)")
+      ->each([&o](const std::string&) { o.max_streams_given = true; });
   cmd.add_option("-m,--method", o.method, "HTTP method (default GET)");
   // Repeatable options take one value per use, so a URL after them stays the URL.
   cmd.add_option("-H,--header", o.headers, "extra header 'Name: value' (repeatable)")

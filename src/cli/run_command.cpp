@@ -115,6 +115,22 @@ double mean_session_ns(const run::config& c, const record::view_set& views) {
 
 }  // namespace
 
+namespace {
+
+// HTTP/2 connections of the open model carry --max-streams requests at once; anything else one.
+std::uint32_t streams_per_connection(const run::config& config, const engine::run_result& r) {
+  if (config.model != run::model_kind::open) return 1;
+  std::uint64_t h2 = 0;
+  std::uint64_t http1 = 0;
+  for (const auto& w : r.workers) {
+    h2 += w.h2_connections;
+    http1 += w.http1_connections;
+  }
+  return h2 > http1 ? config.max_streams : 1;
+}
+
+}  // namespace
+
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                        const analysis::interval_series& series) {
   report::verdicts v;
@@ -124,6 +140,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .counts = r.measured.counts,
                                          .rate_per_s = setup.config.rate_per_s(),
                                          .connections = setup.config.connections,
+                                         .streams = streams_per_connection(setup.config, r),
                                          .worker_cpu_shares = worker_cpu_shares(r),
                                          .intervals = series,
                                          .slo_percentiles = slo_ps,

@@ -12,6 +12,7 @@
 #include "cli/mix_options.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/shard_options.hpp"
+#include "cli/http_options.hpp"
 #include "cli/tls_options.hpp"
 #include "cli/units.hpp"
 #include "http/request.hpp"
@@ -289,6 +290,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   } else if (c.model == run::model_kind::open) {
     c.plan = build_plan(o, c, std::move(replay));
   }
+  apply_http_options(o, c);
   apply_shard_options(o, c, net::unix_now());
   resolve_slo_names(s.slos, c);
   return s;

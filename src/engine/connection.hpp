@@ -1,12 +1,14 @@
 // One generator connection: a transport (plain TCP or TLS) and a protocol codec. States:
-// closed -> connecting -> idle <-> busy; any failure goes back to closed. A request can be bound
-// to a connection while it connects (or handshakes): the connect time then counts for that
-// request. The requests it carries are slots (engine/slot.hpp).
+// closed -> connecting -> idle <-> busy (busy: it carries a request); any failure goes back to
+// closed. Requests can be bound to a connection while it connects (or handshakes): the connect
+// time then counts for them. The requests it carries are slots (engine/slot.hpp): one at a time
+// for HTTP/1.1, up to the codec's capacity for HTTP/2.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "http/codec.hpp"
 #include "net/transport.hpp"
@@ -15,9 +17,15 @@ namespace punctual::engine {
 
 enum class conn_state : std::uint8_t { closed, connecting, idle, busy };
 
+using nanoseconds = std::chrono::nanoseconds;
+
 struct connection {
   std::unique_ptr<net::transport> transport;
-  std::unique_ptr<http::codec> codec;
+  // The codecs it may speak (--http auto: both, chosen by ALPN at each set-up); `codec` is the
+  // one it speaks now.
+  std::unique_ptr<http::codec> http1;
+  std::unique_ptr<http::codec> h2;
+  http::codec* codec = nullptr;
   conn_state state = conn_state::closed;
   bool last_connect_failed = false;
   bool write_blocked = false;  // writability is watched until the request is fully written
@@ -25,7 +33,11 @@ struct connection {
   std::chrono::nanoseconds retry_at{};   // closed after a failed connect: not before this
   std::chrono::nanoseconds next_send{};  // closed model: when this connection sends next
   std::uint32_t first_slot = 0;  // its slots: first_slot .. first_slot + slot_count - 1
-  std::uint32_t slot_count = 1;  // codec->max_slots()
+  std::uint32_t slot_count = 1;
+  std::uint32_t in_flight = 0;              // its busy slots
+  std::vector<std::uint32_t> free_slots;    // its free slots (a stack; the lowest on top)
+  nanoseconds busy_since{};  // a send no later than every request it carries (dates reads)
+  std::uint32_t generation = 0;  // counts closes: bytes read before one belong to no request
 };
 
 }  // namespace punctual::engine

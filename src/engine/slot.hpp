@@ -17,7 +17,6 @@ struct slot {
   std::uint32_t connection = 0;  // the connection that carries it
   record::request_times times;
   wire_request request;      // its bytes
-  std::size_t written = 0;   // how many of them are written
   // A hybrid user's step: the request rendered with the user's values, and the response kept
   // whole for its captures. Both keep their room from one request to the next.
   std::string rendered;

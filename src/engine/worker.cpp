@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "http/codec.hpp"
-
+#include "http/h2_codec.hpp"
 #include "net/clock.hpp"
 
 namespace punctual::engine {
@@ -68,19 +68,31 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
   // The closed model sends on each response, so its responses never wait unread.
   bool defer = config.model != model_kind::closed;
   if (sessions_) sessions_->set_read_horizon(pacer::harvest_horizon);
+  multiplexed_ = config.http != run::http_version::http1;
+  // A closed-model connection, and a hybrid user's own, carries one request at a time.
+  const std::uint32_t per_connection =
+      multiplexed_ && config.model == model_kind::open ? std::max<std::uint32_t>(config.max_streams, 1) : 1;
   for (auto& c : connections_) {
     c.transport = parts.transports.make();
-    c.codec = http::make_http1_codec();
+    if (config.http != run::http_version::http1) {
+      c.h2 = http::make_h2_codec({config.tls.enabled, &h2_memory_}, per_connection);
+    }
+    if (config.http != run::http_version::http2) c.http1 = http::make_http1_codec();
+    c.codec = c.h2 ? c.h2.get() : c.http1.get();
     c.first_slot = slots;
-    c.slot_count = c.codec->max_slots();
+    c.slot_count = per_connection;
     slots += c.slot_count;
     defer = defer && c.codec->allows_deferred_reads();
   }
   reads_may_wait_ = defer;
   slots_.resize(slots);
+  codec_events_.list.reserve(2 * per_connection + 4);
   for (std::uint32_t i = 0; i < connections_.size(); ++i) {
-    for (std::uint32_t k = 0; k < connections_[i].slot_count; ++k) {
-      slots_[connections_[i].first_slot + k].connection = i;
+    connection& c = connections_[i];
+    c.free_slots.reserve(c.slot_count);
+    for (std::uint32_t k = c.slot_count; k-- > 0;) {
+      slots_[c.first_slot + k].connection = i;
+      c.free_slots.push_back(c.first_slot + k);
     }
   }
   if (per_user_) in_flight_.reserve(slots_.size());
@@ -305,25 +317,24 @@ void worker::dispatch_closed_model(nanoseconds now) {
     }
     idle_[i] = idle_.back();
     idle_.pop_back();
-    begin_closed_request(c, now);
-    send_request(slot_of(c), now);
+    send_request(begin_closed_request(c, now), now);
   }
   for (auto& c : connections_) {
     if (c.state != conn_state::closed || c.retry_at > now || c.next_send > now) continue;
-    begin_closed_request(c, now);
-    slot_of(c).times.had_to_connect = true;
+    begin_closed_request(c, now).times.had_to_connect = true;
     start_connect(c, now);
   }
 }
 
-void worker::begin_closed_request(connection& c, nanoseconds now) {
-  slot& s = slot_of(c);
+slot& worker::begin_closed_request(connection& c, nanoseconds now) {
+  slot& s = *next_free(c);
   s.times = record::request_times{};
   s.times.intended = s.times.dispatched = s.times.assigned = now;
   mark_busy(s);
   recorder_->on_planned(now);
   recorder_->on_dispatched(s.times);
   recorder_->on_assigned(s.times);
+  return s;
 }
 
 void worker::serve_queue(nanoseconds now) {
@@ -349,7 +360,8 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
   mark_busy(*chosen);
   recorder_->on_assigned(chosen->times);
   if (c.state == conn_state::closed) start_connect(c, now);
-  if (c.state == conn_state::idle) {
+  // An HTTP/2 connection that is busy carries other streams and takes this one at once.
+  if (c.state == conn_state::idle || c.state == conn_state::busy) {
     send_request(*chosen, now);
   } else {
     chosen->times.had_to_connect = true;
@@ -360,21 +372,42 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
 slot* worker::free_slot(const record::request_times& t, nanoseconds now) noexcept {
   if (per_user_) {  // the user's own connection; a user has one step in flight at a time
     if (t.session == 0 || t.session > connections_.size()) return nullptr;
-    slot& own = slot_of(connections_[t.session - 1]);
-    return own.busy ? nullptr : &own;
+    return next_free(connections_[t.session - 1]);
   }
+  if (multiplexed_) return least_loaded(now);
   if (!idle_.empty()) {
     connection& c = connections_[idle_.back()];
     idle_.pop_back();
-    return &slot_of(c);
+    return next_free(c);
   }
   // While every connection is busy, serve_queue asks again on every turn of the loop (about
   // every microsecond); a connection closed meanwhile waits for the search at most this long.
   if (now - no_free_at_ < free_scan_pause) return nullptr;
   for (auto& c : connections_) {
-    const bool free_connecting = c.state == conn_state::connecting && !slot_of(c).busy;
+    const bool free_connecting = c.state == conn_state::connecting && c.in_flight == 0;
     const bool reopenable = c.state == conn_state::closed && c.retry_at <= now;
-    if (free_connecting || reopenable) return &slot_of(c);
+    if (free_connecting || reopenable) return next_free(c);
+  }
+  no_free_at_ = now;
+  return nullptr;
+}
+
+// HTTP/2: the connection with the fewest requests in flight and room for one more (the lowest
+// index on a tie, so -t1 and -t2 place requests alike); else one that is connecting with room,
+// or a closed one to reopen.
+slot* worker::least_loaded(nanoseconds now) noexcept {
+  connection* best = nullptr;
+  for (auto& c : connections_) {
+    if (c.state != conn_state::idle && c.state != conn_state::busy) continue;
+    if (c.in_flight >= c.codec->capacity() || (best && c.in_flight >= best->in_flight)) continue;
+    best = &c;
+  }
+  if (best) return next_free(*best);
+  if (now - no_free_at_ < free_scan_pause) return nullptr;
+  for (auto& c : connections_) {
+    const bool room_connecting = c.state == conn_state::connecting && c.in_flight < c.slot_count;
+    const bool reopenable = c.state == conn_state::closed && c.retry_at <= now;
+    if (room_connecting || reopenable) return next_free(c);
   }
   no_free_at_ = now;
   return nullptr;
@@ -421,13 +454,21 @@ void worker::check_deadlines(nanoseconds now) {
 
 void worker::mark_busy(slot& s) noexcept {
   s.busy = true;
+  connection& c = connection_of(s);
+  c.in_flight++;
+  c.free_slots.pop_back();  // s came from next_free(c)
   if (!per_user_) return;
   s.in_flight_at = static_cast<std::uint32_t>(in_flight_.size());
   in_flight_.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
 }
 
 void worker::mark_free(slot& s) noexcept {
-  if (per_user_ && s.busy) {
+  if (!s.busy) return;
+  connection& c = connection_of(s);
+  c.in_flight--;
+  c.free_slots.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
+  no_free_at_ = std::chrono::hours(-1);  // a slot is free: the next search must look
+  if (per_user_) {
     const std::uint32_t last = in_flight_.back();
     in_flight_[s.in_flight_at] = last;
     slots_[last].in_flight_at = s.in_flight_at;
@@ -446,13 +487,22 @@ void worker::check_deadline(slot& s, nanoseconds now) {
   // Reading may have answered it, and the freed slot may already carry a new request.
   if (!s.busy || deadlines_.attempt(s.times) > now) return;
   time_out(s.times, settle(deadlines_, s.times, now), now);
+  // HTTP/2 resets the stream and keeps the connection; HTTP/1.1 must close it. A request that
+  // waited on a connect leaves it to the others bound to it.
+  const bool sent = c.state == conn_state::busy && s.times.sent.count() != 0;
+  const bool carries_on = sent ? c.codec->cancel(local_index(s)) : c.in_flight > 1;
   mark_free(s);
-  close_connection(c, now);
+  if (!carries_on) {
+    if (c.in_flight) return fail_connection(c, record::socket_reason::closed, now);
+    return close_connection(c, now);
+  }
+  if (sent) flush(c, now);
+  if (c.state == conn_state::busy && c.in_flight == 0) became_idle(c, now);
 }
 
 void worker::check_connect_timeout(connection& c, nanoseconds now) {
   if (c.connect_started + config_.connect_timeout > now) return;
-  if (slot_of(c).busy) fail(c, record::socket_reason::connect, now);
+  if (c.in_flight) fail_connection(c, record::socket_reason::connect, now);
   close_connection(c, now, true);
 }
 
@@ -500,7 +550,7 @@ void worker::scan_connections(nanoseconds now) noexcept {
   for (const auto& c : connections_) {
     if (c.state == conn_state::connecting || c.write_blocked) {
       // A request waits on this connection's socket, not on a response: do not defer its events.
-      if (slots_[c.first_slot].busy) awaits_socket = true;
+      if (c.in_flight) awaits_socket = true;
       if (c.state == conn_state::connecting) {
         wake = std::min(wake, c.connect_started + config_.connect_timeout);
       }

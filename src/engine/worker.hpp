@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/codec_events.hpp"
 #include "engine/config.hpp"
 #include "engine/connection.hpp"
 #include "engine/deadline.hpp"
@@ -25,6 +26,7 @@
 #include "engine/retry.hpp"
 #include "engine/sessions.hpp"
 #include "engine/slot.hpp"
+#include "http/h2_memory.hpp"
 #include "net/clock.hpp"
 #include "net/event_loop.hpp"
 #include "net/transport.hpp"
@@ -79,7 +81,7 @@ class worker {
   bool next_entry() noexcept;
   void dispatch_due(nanoseconds now);
   void dispatch_closed_model(nanoseconds now);
-  void begin_closed_request(connection& c, nanoseconds now);
+  slot& begin_closed_request(connection& c, nanoseconds now);
   void dispatch_arrivals(nanoseconds now);
   void dispatch_sessions(nanoseconds now);
   void dispatch_retries(nanoseconds now);
@@ -90,6 +92,7 @@ class worker {
   void serve_queue(nanoseconds now);
   bool assign(const record::request_times& t, nanoseconds now);
   slot* free_slot(const record::request_times& t, nanoseconds now) noexcept;
+  slot* least_loaded(nanoseconds now) noexcept;
   void close_ended_users(nanoseconds now);
   void check_deadlines(nanoseconds now);
   void check_deadline(slot& s, nanoseconds now);
@@ -106,21 +109,33 @@ class worker {
   void start_connect(connection& c, nanoseconds now);
   void on_event(const epoll_event& ev, nanoseconds now);
   void on_set_up(connection& c, nanoseconds now);
+  bool speak(connection& c);
+  void settle_before_start(connection& c, net::failure& error);
   void note_handshake(const net::tls_state& tls, nanoseconds now);
   void send_request(slot& s, nanoseconds now);
-  void continue_write(slot& s, nanoseconds now);
+  void flush(connection& c, nanoseconds now);
   void on_readable(connection& c, nanoseconds now, bool read_to_end);
+  void on_closed_by_peer(connection& c, nanoseconds now, nanoseconds last_arrival);
   bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
                 nanoseconds arrived);
-  nanoseconds arrival_time(const slot& s, nanoseconds stamp, nanoseconds read_at) const noexcept;
+  void act_on_events(connection& c, nanoseconds now, nanoseconds arrived, bool at_eof);
+  void on_stream_failed(slot& s, const codec_event& e, nanoseconds now);
+  nanoseconds arrival_time(const connection& c, nanoseconds stamp, nanoseconds read_at) const noexcept;
   void complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                 nanoseconds done);
   void settle_response(slot& s, const http::response_end& response, nanoseconds done);
-  void fail(connection& c, record::socket_reason why, nanoseconds now);
+  void fail_slot(slot& s, record::socket_reason why, nanoseconds now);
+  void fail_connection(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);
-  slot& slot_of(const connection& c) noexcept { return slots_[c.first_slot]; }
+  // The slot a new request on `c` takes (mark_busy takes it off the connection's free stack).
+  slot* next_free(connection& c) noexcept {
+    return c.free_slots.empty() ? nullptr : &slots_[c.free_slots.back()];
+  }
   connection& connection_of(const slot& s) noexcept { return connections_[s.connection]; }
+  std::uint32_t local_index(const slot& s) const noexcept {
+    return static_cast<std::uint32_t>(&s - slots_.data()) - connections_[s.connection].first_slot;
+  }
   std::uint64_t token_of(const connection& c) const noexcept {
     return static_cast<std::uint64_t>(&c - connections_.data());
   }
@@ -145,6 +160,12 @@ class worker {
   std::vector<std::uint32_t> in_flight_;
   void mark_busy(slot& s) noexcept;
   void mark_free(slot& s) noexcept;
+
+  // HTTP/2 (--http 2 or auto): connections carry many requests at once, and a due request
+  // takes the one with the fewest in flight.
+  bool multiplexed_ = false;
+  http::h2_memory h2_memory_;  // every HTTP/2 session's memory; declared before connections_
+  codec_events codec_events_;
 
   net::event_loop loop_;
   // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where

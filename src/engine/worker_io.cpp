@@ -55,6 +55,8 @@ std::optional<record::retry_cause> retry_cause_of(record::socket_reason why) noe
   switch (why) {
     case record::socket_reason::reset:
     case record::socket_reason::closed:
+    case record::socket_reason::h2_rst:
+    case record::socket_reason::goaway:
       return record::retry_cause::reset;
     case record::socket_reason::connect:
     case record::socket_reason::no_ports:
@@ -72,23 +74,6 @@ std::optional<record::retry_cause> retry_cause_of(int status) noexcept {
   return std::nullopt;
 }
 
-// What one feed of bytes (or the peer's close) did to the response in flight.
-struct response_sink final : http::codec_sink {
-  bool completed = false;
-  bool broken = false;
-  http::response_end response;
-  http::parse_error error = http::parse_error::none;
-
-  void on_response(std::uint32_t, const http::response_end& r) override {
-    completed = true;
-    response = r;
-  }
-  void on_protocol_error(http::parse_error e) override {
-    broken = true;
-    error = e;
-  }
-};
-
 }  // namespace
 
 std::uint32_t worker::open_connections(net::failure& first_error) {
@@ -98,7 +83,12 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
   const std::span<connection> opened =
       per_user_ ? std::span<connection>(connections_).first(1) : std::span<connection>(connections_);
   for (auto& c : opened) start_connect(c, begin);
-  const auto note = [&first_error](const net::failure& f) {
+  const bool h2_only = multiplexed_ && !connections_.front().http1;
+  const auto note = [&first_error, h2_only](net::failure f) {
+    // A server that speaks no h2 may refuse the handshake outright rather than pick nothing.
+    if (h2_only && f.text.find("no application protocol") != std::string::npos) {
+      f.text = "the server did not agree to HTTP/2 (h2) by ALPN (" + f.text + "); try --http auto";
+    }
     // A certificate that does not verify is the failure to tell: it will not go away.
     if (first_error.kind == net::failure_kind::none ||
         (f.kind == net::failure_kind::tls_verify && first_error.kind != f.kind)) {
@@ -112,10 +102,13 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
     const nanoseconds now = net::mono_now();
     std::uint32_t pending = 0;
     for (auto& c : opened) {
-      if (c.state != conn_state::connecting) continue;
+      // HTTP/2 is set up once the server's SETTINGS have come.
+      const bool settling = c.state == conn_state::idle && !c.codec->settled();
+      if (c.state != conn_state::connecting && !settling) continue;
       if (c.connect_started + config_.connect_timeout <= now) {
         close_connection(c, now, true);
-        note({net::failure_kind::connect, "connect timed out"});
+        note({net::failure_kind::connect, settling ? "the server sent no HTTP/2 SETTINGS (is it an HTTP/2 server?)"
+                                                   : "connect timed out"});
       } else {
         ++pending;
       }
@@ -124,12 +117,26 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
     for (const auto& ev : loop_.wait(events_, std::chrono::milliseconds(10))) {
       if (ev.data.u64 == wake_token) continue;
       connection& c = connections_[ev.data.u64];
+      if (c.state == conn_state::idle) {
+        settle_before_start(c, first_error);
+        continue;
+      }
       if (c.state != conn_state::connecting) continue;
       const net::setup_status st = c.transport->advance();
       if (st == net::setup_status::ready) {
         note_handshake(c.transport->tls(), net::mono_now());
+        if (!speak(c)) {
+          note({net::failure_kind::tls_handshake,
+                "the server did not agree to HTTP/2 (h2) by ALPN; try --http auto"});
+          close_connection(c, net::mono_now(), true);
+          continue;
+        }
+        c.codec->connected();
         c.state = conn_state::idle;
         idle_.push_back(static_cast<std::uint32_t>(ev.data.u64));
+        flush(c, net::mono_now());  // HTTP/2's preface and SETTINGS
+        // TLS may hold the server's SETTINGS already, with no readiness edge left to say so.
+        if (!c.codec->settled()) settle_before_start(c, first_error);
       } else if (st == net::setup_status::failed) {
         note(c.transport->last_failure());
         close_connection(c, net::mono_now(), true);
@@ -137,6 +144,9 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
     }
   }
   const auto ready = static_cast<std::uint32_t>(idle_.size());
+  for (const auto& c : connections_) {
+    if (c.state == conn_state::idle) (c.codec == c.h2.get() ? stats_.h2_connections : stats_.http1_connections)++;
+  }
   if (per_user_) {
     for (auto& c : opened) {
       if (c.state != conn_state::closed) close_connection(c, net::mono_now());
@@ -146,6 +156,40 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
   return ready;
 }
 
+// Reads what a connection set up before the start has received (HTTP/2: the server's SETTINGS)
+// and answers it; no request is in flight yet.
+void worker::settle_before_start(connection& c, net::failure& error) {
+  for (;;) {
+    nanoseconds stamp{};
+    const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
+    if (r.status == net::io_status::would_block) break;
+    if (r.status != net::io_status::done) {
+      if (error.kind == net::failure_kind::none) error = {net::failure_kind::connect, "the server closed the connection while setting up"};
+      return close_connection(c, net::mono_now(), true);
+    }
+    codec_events_.list.clear();
+    c.codec->feed(read_buffer_.data(), r.bytes, codec_events_);
+    if (!codec_events_.list.empty()) {  // nothing is in flight: only a broken protocol reports
+      if (error.kind == net::failure_kind::none) error = {net::failure_kind::connect, "HTTP/2 protocol error while setting up"};
+      return close_connection(c, net::mono_now(), true);
+    }
+  }
+  flush(c, net::mono_now());
+}
+
+// Picks the codec the connection speaks now that it is set up: by ALPN over TLS with --http
+// auto. False when --http 2 was asked for over TLS and the server did not agree to h2.
+bool worker::speak(connection& c) {
+  const net::tls_state& tls = c.transport->tls();
+  const bool agreed_h2 = tls.handshaken && std::string_view(tls.alpn) == "h2";
+  if (c.h2 && c.http1) {
+    c.codec = agreed_h2 ? c.h2.get() : c.http1.get();
+  } else if (c.h2 && tls.handshaken && !agreed_h2) {
+    return false;
+  }
+  return true;
+}
+
 void worker::start_connect(connection& c, nanoseconds now) {
   c.connect_started = now;
   const net::setup_status st = c.transport->open(config_.target, loop_, token_of(c));
@@ -153,7 +197,7 @@ void worker::start_connect(connection& c, nanoseconds now) {
     c.state = conn_state::closed;
     c.last_connect_failed = true;
     c.retry_at = now + reconnect_backoff;
-    if (slot_of(c).busy) fail(c, reason_of(c.transport->last_failure().kind), now);
+    if (c.in_flight) fail_connection(c, reason_of(c.transport->last_failure().kind), now);
     return;
   }
   c.state = conn_state::connecting;
@@ -172,16 +216,13 @@ void worker::on_event(const epoll_event& ev, nanoseconds now) {
     const net::setup_status st = c.transport->advance();
     if (st == net::setup_status::failed) {
       const record::socket_reason why = reason_of(c.transport->last_failure().kind);
-      if (slot_of(c).busy) return fail(c, why, now);
+      if (c.in_flight) return fail_connection(c, why, now);
       return close_connection(c, now, true);
     }
     if (st == net::setup_status::ready) on_set_up(c, now);
     return;
   }
-  slot& s = slot_of(c);
-  if ((ev.events & EPOLLOUT) && c.state == conn_state::busy && s.written < s.request.bytes.size()) {
-    continue_write(s, now);
-  }
+  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, now);
   if (c.transport->is_open() && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
     on_readable(c, now, (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
   }
@@ -190,9 +231,26 @@ void worker::on_event(const epoll_event& ev, nanoseconds now) {
 void worker::on_set_up(connection& c, nanoseconds now) {
   c.last_connect_failed = false;
   note_handshake(c.transport->tls(), now);
+  if (!speak(c)) {
+    if (c.in_flight) return fail_connection(c, record::socket_reason::h2_protocol, now);
+    return close_connection(c, now, true);
+  }
   recorder_->count_reconnect();
-  if (slot_of(c).busy) return send_request(slot_of(c), now);
-  became_idle(c, now);
+  (c.codec == c.h2.get() ? stats_.h2_connections : stats_.http1_connections)++;
+  c.codec->connected();
+  const std::uint32_t generation = c.generation;
+  // The requests bound to it while it connected go now, in their slots' order.
+  for (std::uint32_t k = 0; k < c.slot_count && c.in_flight > 0; ++k) {
+    slot& s = slots_[c.first_slot + k];
+    if (s.busy && s.times.sent.count() == 0) send_request(s, now);
+    if (c.generation != generation) return;  // a write failed
+  }
+  if (c.in_flight == 0) {
+    flush(c, now);
+    if (c.generation == generation) became_idle(c, now);
+  } else if (multiplexed_) {
+    serve_queue(now);
+  }
 }
 
 void worker::note_handshake(const net::tls_state& tls, nanoseconds now) {
@@ -208,7 +266,6 @@ void worker::note_handshake(const net::tls_state& tls, nanoseconds now) {
 void worker::send_request(slot& s, nanoseconds now) {
   connection& c = connection_of(s);
   c.state = conn_state::busy;
-  s.written = 0;
   s.request = requests_.request(s.times.name);
   s.keeps_response = false;
   if (sessions_) {  // a hybrid user's step: its own values in, its captures out
@@ -218,29 +275,33 @@ void worker::send_request(slot& s, nanoseconds now) {
   // The actual send is the moment just before the first write, not when this batch began.
   now = net::mono_now();
   s.times.sent = now;
-  c.codec->begin(c.first_slot, s.request.head, s.request.expect_body,
-                 s.keeps_response ? &s.response : nullptr);
-  recorder_->on_sent(s.times, s.request.bytes.size());
-  continue_write(s, now);
+  if (c.in_flight == 1) c.busy_since = now;
+  const bool begun = c.codec->begin(local_index(s), {s.request.bytes, s.request.head, s.request.expect_body,
+                                                      s.keeps_response ? &s.response : nullptr});
+  recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : s.request.bytes.size());
+  if (!begun) return fail_connection(c, record::socket_reason::h2_protocol, now);
+  flush(c, now);
 }
 
-void worker::continue_write(slot& s, nanoseconds now) {
-  connection& c = connection_of(s);
-  const std::string_view bytes = s.request.bytes;
-  while (s.written < bytes.size()) {
-    const auto r = c.transport->write(bytes.data() + s.written, bytes.size() - s.written);
+// Writes what the codec has to send: a request, or HTTP/2's own frames (acknowledgements,
+// window updates, resets).
+void worker::flush(connection& c, nanoseconds now) {
+  for (;;) {
+    const std::string_view out = c.codec->output();
+    if (out.empty()) break;
+    const auto r = c.transport->write(out.data(), out.size());
     if (r.status == net::io_status::would_block) {
       // Rare (requests are small): watch for writability, then go back to reading only.
+      if (!c.write_blocked) c.transport->watch_writable(true);
       c.write_blocked = true;
-      c.transport->watch_writable(true);
       return;
     }
     if (r.status != net::io_status::done) {
-      return fail(c, r.status == net::io_status::reset ? record::socket_reason::reset
-                                                       : record::socket_reason::write,
-                  now);
+      return fail_connection(c, r.status == net::io_status::reset ? record::socket_reason::reset
+                                                                  : record::socket_reason::write,
+                             now);
     }
-    s.written += r.bytes;
+    c.codec->wrote(r.bytes);
   }
   if (c.write_blocked) {
     c.write_blocked = false;
@@ -262,7 +323,7 @@ void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
     if (r.status == net::io_status::would_block) return;
     now = net::mono_now();  // a request sent earlier in this loop may already be answered
     if (r.status == net::io_status::done) {
-      last_arrival = arrival_time(slot_of(c), stamp, now);
+      last_arrival = arrival_time(c, stamp, now);
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
       // A short read drained the socket and a later arrival raises a new edge, so the read that
       // would only return EAGAIN is skipped.
@@ -271,72 +332,135 @@ void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
       }
       continue;
     }
-    slot& s = slot_of(c);
-    if (!s.busy) return close_connection(c, now);
-    if (r.status == net::io_status::closed) {
-      response_sink sink;
-      c.codec->finish_on_eof(sink);
-      if (sink.completed) {
-        sink.response.keep_alive = false;
-        return complete(c, s, sink.response, now, last_arrival.count() != 0 ? last_arrival : now);
-      }
-      return fail(c, record::socket_reason::closed, now);
-    }
-    return fail(c, r.status == net::io_status::reset ? record::socket_reason::reset
-                                                     : record::socket_reason::read,
-                now);
+    if (c.in_flight == 0) return close_connection(c, now);
+    if (r.status == net::io_status::closed) return on_closed_by_peer(c, now, last_arrival);
+    return fail_connection(c, r.status == net::io_status::reset ? record::socket_reason::reset
+                                                                : record::socket_reason::read,
+                           now);
   }
+}
+
+// The peer closed with requests in flight: a close-delimited response completes (its end dated
+// by the last bytes read), the others fail as closed (or, above a GOAWAY, are sent again).
+void worker::on_closed_by_peer(connection& c, nanoseconds now, nanoseconds last_arrival) {
+  const std::uint32_t generation = c.generation;
+  codec_events_.list.clear();
+  c.codec->finish_on_eof(codec_events_);
+  act_on_events(c, now, last_arrival.count() != 0 ? last_arrival : now, true);
+  if (c.generation != generation) return;
+  if (c.in_flight) return fail_connection(c, record::socket_reason::closed, now);
+  close_connection(c, now);
 }
 
 // When bytes that were read late arrived: the kernel's receive stamp, kept between the send
 // and the read so a stepped wall clock cannot date a response outside its own life. On TCP the
 // stamp is that of the last packet the read consumed, so a response that arrived in several
 // packets and was read in one go gets its first byte dated at its last packet.
-nanoseconds worker::arrival_time(const slot& s, nanoseconds stamp,
+nanoseconds worker::arrival_time(const connection& c, nanoseconds stamp,
                                  nanoseconds read_at) const noexcept {
   if (stamp.count() == 0) return read_at;
-  return std::clamp(to_mono_(stamp), std::min(s.times.sent, read_at), read_at);
+  return std::clamp(to_mono_(stamp), std::min(c.busy_since, read_at), read_at);
 }
 
 // Returns false when the connection was closed and must not be read further. `arrived`: when
 // the bytes reached the socket; `now`: when they were read.
 bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
                       nanoseconds arrived) {
-  slot& s = slot_of(c);
-  if (!s.busy || c.state != conn_state::busy) {
-    close_connection(c, now);  // bytes nobody asked for: the connection is out of step
-    return false;
+  if (!c.codec->counts_per_stream()) {  // HTTP/1.1: the bytes are the one request's response
+    const slot& s = slots_[c.first_slot];
+    if (!s.busy || c.state != conn_state::busy) {
+      close_connection(c, now);  // bytes nobody asked for: the connection is out of step
+      return false;
+    }
+    recorder_->on_received_bytes(s.times.accounted_at(), size);
   }
-  recorder_->on_received_bytes(s.times.accounted_at(), size);
-  if (s.times.first_byte.count() == 0) s.times.first_byte = arrived;
-  response_sink sink;
-  const std::size_t consumed = c.codec->feed(data, size, sink);
-  if (sink.broken) {
-    fail(c, sink.error == http::parse_error::header_too_large ? record::socket_reason::header_too_large
-                                                              : record::socket_reason::parse,
-         now);
-    return false;
-  }
-  if (!sink.completed) return true;
-  const bool stray = consumed != size;
-  complete(c, s, sink.response, now, arrived);
+  const std::uint32_t generation = c.generation;
+  codec_events_.list.clear();
+  const std::size_t consumed = c.codec->feed(data, size, codec_events_);
+  act_on_events(c, now, arrived, false);
   // Completing may have closed the connection, and reopened it: then these bytes' socket is gone.
-  const bool carried_on = c.state == conn_state::idle || c.state == conn_state::busy;
-  if (stray && carried_on) {
+  if (c.generation != generation) return false;
+  if (consumed != size) {  // bytes after the response: the connection is out of step
+    if (c.in_flight) {
+      fail_connection(c, record::socket_reason::parse, now);
+    } else {
+      close_connection(c, now);
+    }
+    return false;
+  }
+  flush(c, now);  // HTTP/2 answers SETTINGS and PING and opens windows at once
+  if (c.generation != generation) return false;
+  if (c.in_flight == 0 && c.codec->capacity() == 0) {  // a GOAWAY while idle
     close_connection(c, now);
     return false;
   }
-  return carried_on;
+  return true;
+}
+
+// Acts on what the codec found, in order, until the connection closes.
+void worker::act_on_events(connection& c, nanoseconds now, nanoseconds arrived, bool at_eof) {
+  const std::uint32_t generation = c.generation;
+  for (std::size_t i = 0; i < codec_events_.list.size() && c.generation == generation; ++i) {
+    const codec_event e = codec_events_.list[i];
+    if (e.what == codec_event::kind::protocol_error) {
+      // A response cut short by the close counts as the close, as before any byte of it.
+      const auto why = at_eof ? record::socket_reason::closed
+                       : e.error == http::parse_error::header_too_large ? record::socket_reason::header_too_large
+                       : e.error == http::parse_error::h2_protocol ? record::socket_reason::h2_protocol
+                                                                   : record::socket_reason::parse;
+      return fail_connection(c, why, now);
+    }
+    slot& s = slots_[c.first_slot + e.slot];
+    if (!s.busy) continue;
+    if (e.what == codec_event::kind::first_byte) {
+      if (s.times.first_byte.count() == 0) s.times.first_byte = arrived;
+      continue;
+    }
+    if (c.codec->counts_per_stream()) {
+      recorder_->on_sent_bytes(s.times.accounted_at(), e.bytes.sent);
+      recorder_->on_received_bytes(s.times.accounted_at(), e.bytes.received);
+    }
+    if (e.what == codec_event::kind::response) {
+      complete(c, s, at_eof ? http::response_end{e.response.status, false, e.response.body_found} : e.response,
+               now, arrived);
+    } else {
+      on_stream_failed(s, e, now);
+    }
+  }
+}
+
+// An HTTP/2 stream that ended without a response. One the server never processed is sent
+// again, once, transparently (on the connection with the fewest streams; a connection after
+// GOAWAY takes none); a reset follows the retry policy like a lost connection.
+void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
+  const bool unprocessed = e.failure == http::stream_failure::refused || e.failure == http::stream_failure::goaway;
+  if (unprocessed && !s.times.resent) {
+    recorder_->on_h2_unprocessed(s.times);
+    record::request_times again = s.times;
+    again.resent = true;
+    again.sent = again.first_byte = nanoseconds{};
+    again.had_to_connect = false;
+    mark_free(s);
+    return enqueue(again, now);
+  }
+  if (e.failure == http::stream_failure::reset || e.failure == http::stream_failure::refused) {
+    recorder_->on_h2_reset(s.times, e.code);
+    return fail_slot(s, record::socket_reason::h2_rst, now);
+  }
+  fail_slot(s, e.failure == http::stream_failure::goaway ? record::socket_reason::goaway
+                                                           : record::socket_reason::closed, now);
 }
 
 void worker::complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                       nanoseconds done) {
   settle_response(s, response, done);
   mark_free(s);
-  if (!response.keep_alive || !config_.keep_alive) return close_connection(c, now);
-  became_idle(c, now);
+  // HTTP/2 keeps its connection whatever a response says (GOAWAY ends it).
+  const bool keep = c.codec->counts_per_stream() || (response.keep_alive && config_.keep_alive);
+  if (!keep) return close_connection(c, now);
+  if (c.in_flight == 0) return became_idle(c, now);
+  serve_queue(now);
 }
-
 // A whole response, dated `done` by its receive stamp: its status decides if it arrived in
 // time; after the deadline it is a timeout, however early it was read.
 void worker::settle_response(slot& s, const http::response_end& response, nanoseconds done) {
@@ -363,23 +487,29 @@ void worker::settle_response(slot& s, const http::response_end& response, nanose
 
 // A failure is dated when it was seen; seen at or after the deadline, the request had already
 // run out of time, and that is its outcome.
-void worker::fail(connection& c, record::socket_reason why, nanoseconds now) {
-  slot& s = slot_of(c);
-  if (s.busy) {
-    const attempt_ending e = settle(deadlines_, s.times, now);
-    const auto cause = retry_cause_of(why);
-    if (!e.in_time) {
-      time_out(s.times, e, now);
-    } else if (!cause || !retry(s.times, *cause, now, false)) {
-      recorder_->on_socket_error(s.times, now, why);
-    }
+void worker::fail_slot(slot& s, record::socket_reason why, nanoseconds now) {
+  if (!s.busy) return;
+  const attempt_ending e = settle(deadlines_, s.times, now);
+  const auto cause = retry_cause_of(why);
+  if (!e.in_time) {
+    time_out(s.times, e, now);
+  } else if (!cause || !retry(s.times, *cause, now, false)) {
+    recorder_->on_socket_error(s.times, now, why);
   }
   mark_free(s);
+}
+
+// The connection failed: each request it carries fails once, and it closes.
+void worker::fail_connection(connection& c, record::socket_reason why, nanoseconds now) {
+  for (std::uint32_t k = 0; k < c.slot_count && c.in_flight > 0; ++k) {
+    fail_slot(slots_[c.first_slot + k], why, now);
+  }
   if (c.transport->is_open()) close_connection(c, now, is_setup_failure(why));
 }
 
 void worker::close_connection(connection& c, nanoseconds now, bool connect_failed) {
   c.transport->close();
+  c.generation++;
   for (std::size_t i = 0; i < idle_.size(); ++i) {
     if (&connections_[idle_[i]] == &c) {
       idle_[i] = idle_.back();
@@ -398,6 +528,8 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
 }
 
 void worker::became_idle(connection& c, nanoseconds now) {
+  // After the server's GOAWAY the connection takes no more requests: open a new one.
+  if (c.codec->capacity() == 0) return close_connection(c, now);
   c.state = conn_state::idle;
   c.next_send = now + config_.think;
   if (per_user_) return;  // it waits for its own user's next step

@@ -40,6 +40,8 @@ std::string_view to_string(parse_error error) noexcept {
       return "connection closed before the response";
     case parse_error::truncated:
       return "connection closed in the middle of the response";
+    case parse_error::h2_protocol:
+      return "HTTP/2 protocol error";
   }
   return "unknown parse error";
 }

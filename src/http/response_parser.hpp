@@ -26,6 +26,7 @@ enum class parse_error {
   header_too_large,        // header section (or trailer section) over max_header_bytes
   closed_before_response,  // peer closed before the first byte of the response
   truncated,               // peer closed in the middle of a response
+  h2_protocol,             // HTTP/2 framing the session could not accept (src/http/h2_codec.cpp)
 };
 
 std::string_view to_string(parse_error error) noexcept;

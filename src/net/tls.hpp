@@ -20,6 +20,8 @@ struct tls_client_config {
   std::string ca_file;      // --cacert: trusted beside the system store
   std::string cert_file;    // --cert and --key: a client certificate (mutual TLS)
   std::string key_file;
+  // What ALPN offers: http/1.1, h2 alone (--http 2), or h2 then http/1.1 (--http auto).
+  enum class alpn_offer { http1, h2, h2_or_http1 } alpn = alpn_offer::http1;
 };
 
 // Checks the files and settings before anything is sent: one line naming the problem (an

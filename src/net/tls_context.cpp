@@ -13,8 +13,10 @@
 namespace punctual::net {
 namespace {
 
-// ALPN in wire format: a length byte, then the name. h2 arrives with HTTP/2.
+// ALPN in wire format: a length byte, then the name.
 constexpr unsigned char alpn_http11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr unsigned char alpn_h2[] = {2, 'h', '2'};
+constexpr unsigned char alpn_h2_http11[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
 std::string last_error_text(const char* fallback) {
   const unsigned long e = ERR_peek_last_error();
@@ -37,7 +39,17 @@ std::optional<std::string> configure(SSL_CTX* ctx, const tls_client_config& c) {
   // Servers often close without close_notify (a close-delimited response among them): treat
   // that as the end of the stream, as plain TCP would.
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
-  SSL_CTX_set_alpn_protos(ctx, alpn_http11, sizeof alpn_http11);
+  switch (c.alpn) {
+    case tls_client_config::alpn_offer::http1:
+      SSL_CTX_set_alpn_protos(ctx, alpn_http11, sizeof alpn_http11);
+      break;
+    case tls_client_config::alpn_offer::h2:
+      SSL_CTX_set_alpn_protos(ctx, alpn_h2, sizeof alpn_h2);
+      break;
+    case tls_client_config::alpn_offer::h2_or_http1:
+      SSL_CTX_set_alpn_protos(ctx, alpn_h2_http11, sizeof alpn_h2_http11);
+      break;
+  }
   // Read what the socket holds in one recvmsg, not a record header and its body apart: half the
   // system calls, and a short read then means the socket is drained.
   SSL_CTX_set_read_ahead(ctx, 1);

@@ -35,6 +35,8 @@ void counters::add(const counters& other) noexcept {
   reconnects += other.reconnects;
   tls_handshakes += other.tls_handshakes;
   tls_resumed += other.tls_resumed;
+  h2_unprocessed += other.h2_unprocessed;
+  add_all(h2_rst_codes, other.h2_rst_codes);
   attempts.add(other.attempts);
 }
 

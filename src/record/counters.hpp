@@ -36,6 +36,10 @@ struct counters {
   std::uint64_t reconnects = 0;
   std::uint64_t tls_handshakes = 0;  // completed, those before the start included
   std::uint64_t tls_resumed = 0;     // of them, those that resumed a session
+  // HTTP/2: requests the server never processed (REFUSED_STREAM, above a GOAWAY's last stream),
+  // sent again once; and the error codes of the streams it reset (0x0..0xd, then any other).
+  std::uint64_t h2_unprocessed = 0;
+  std::array<std::uint64_t, 15> h2_rst_codes{};
   attempt_counts attempts;
 
   std::uint64_t outcome_total() const noexcept {

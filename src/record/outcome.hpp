@@ -27,7 +27,9 @@ inline constexpr std::array<std::string_view, outcome_count> outcome_names{
 // The first six are the named reasons every report lists; the rest are documented extras
 // (docs/report.schema.json): header_too_large is a parse error named apart; no_ports and no_fds
 // are the generator running out of local resources (ephemeral ports, file descriptors);
-// tls_handshake and tls_verify are TLS set-ups that failed mid-run. All of them together sum to
+// tls_handshake and tls_verify are TLS set-ups that failed mid-run; h2_rst is an HTTP/2 stream
+// the server reset, goaway one it never processed before its GOAWAY (sent again once already),
+// h2_protocol an HTTP/2 connection whose frames broke the protocol. All of them together sum to
 // the socket_error outcome.
 enum class socket_reason : std::uint8_t {
   connect,
@@ -41,12 +43,15 @@ enum class socket_reason : std::uint8_t {
   no_fds,
   tls_handshake,
   tls_verify,
+  h2_rst,
+  goaway,
+  h2_protocol,
 };
-inline constexpr std::size_t socket_reason_count = 11;
+inline constexpr std::size_t socket_reason_count = 14;
 inline constexpr std::size_t named_socket_reasons = 6;
 inline constexpr std::array<std::string_view, socket_reason_count> socket_reason_names{
     "connect", "read", "write", "reset", "closed", "parse", "header_too_large", "no_ports",
-    "no_fds", "tls_handshake", "tls_verify"};
+    "no_fds", "tls_handshake", "tls_verify", "h2_rst", "goaway", "h2_protocol"};
 
 // Why an attempt failed in a way a retry policy may retry (--retry-on).
 enum class retry_cause : std::uint8_t { status_5xx, status_429, timeout, reset, connect };

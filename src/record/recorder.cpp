@@ -222,6 +222,10 @@ void recorder::on_received_bytes(nanoseconds intended, std::size_t bytes) noexce
   counts_of(intended).bytes_received += bytes;
 }
 
+void recorder::on_sent_bytes(nanoseconds intended, std::size_t bytes) noexcept {
+  counts_of(intended).bytes_sent += bytes;
+}
+
 void recorder::on_response(const request_times& t, nanoseconds done, int status, bool expected,
                            response_check failed) noexcept {
   counters& c = counts_of(t.accounted_at());

@@ -39,6 +39,7 @@ struct request_times {
   std::uint32_t attempt = 0;  // 0 for the first attempt
   std::uint16_t name = 0;     // the request's name (index into the run's names), if it has one
   bool had_to_connect = false;
+  bool resent = false;  // HTTP/2: sent again after the server left it unprocessed (once only)
   // The hybrid model: a step of a session. Its outcome belongs to the session's arrival (warm-up
   // or measured window); `intended` is the step's own intended time.
   nanoseconds arrival{};      // zero outside the hybrid model
@@ -95,6 +96,13 @@ class recorder {
   void on_assigned(const request_times& t) noexcept;    // queue wait
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
   void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
+  // HTTP/2 counts a request's bytes when its stream ends (on_sent counted none).
+  void on_sent_bytes(nanoseconds intended, std::size_t bytes) noexcept;
+  void on_h2_unprocessed(const request_times& t) noexcept { counts_of(t.accounted_at()).h2_unprocessed++; }
+  void on_h2_reset(const request_times& t, std::uint32_t code) noexcept {
+    auto& codes = counts_of(t.accounted_at()).h2_rst_codes;
+    codes[std::min<std::size_t>(code, codes.size() - 1)]++;
+  }
   void count_reconnect() noexcept { measured_.reconnects++; }
   // Requests waiting for a connection right now (the interval keeps the most).
   void on_queue_depth(std::size_t depth, nanoseconds now) noexcept {

@@ -1,3 +1,4 @@
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "report/run_report.hpp"
@@ -109,6 +110,35 @@ json generator_json(const run::result& r) {
                        {"wakeups", w.wakeups}});
   }
   return json{{"workers", workers}};
+}
+
+// The HTTP/2 error codes by name (RFC 9113, section 7); the last entry holds any other code.
+constexpr std::array<const char*, 15> h2_error_names{
+    "NO_ERROR",       "PROTOCOL_ERROR", "INTERNAL_ERROR",      "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
+    "STREAM_CLOSED",  "FRAME_SIZE_ERROR", "REFUSED_STREAM",    "CANCEL",             "COMPRESSION_ERROR",
+    "CONNECT_ERROR",  "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED", "other"};
+
+json protocol_json(const run::config& config, const run::result& r) {
+  std::uint64_t h2 = 0;
+  std::uint64_t http1 = 0;
+  for (const auto& w : r.workers) {
+    h2 += w.h2_connections;
+    http1 += w.http1_connections;
+  }
+  const char* requested = config.http == run::http_version::http1   ? "1.1"
+                          : config.http == run::http_version::http2 ? "2"
+                                                                    : "auto";
+  json p{{"name", h2 > http1 ? "h2" : "http/1.1"},
+         {"requested", requested},
+         {"connections", {{"h2", h2}, {"http/1.1", http1}}}};
+  if (config.http == run::http_version::http1) return p;
+  const auto& c = r.measured.counts;
+  json codes = json::object();
+  for (std::size_t i = 0; i < h2_error_names.size(); ++i) {
+    if (c.h2_rst_codes[i]) codes[h2_error_names[i]] = c.h2_rst_codes[i];
+  }
+  p["h2"] = {{"max_streams", config.max_streams}, {"unprocessed", c.h2_unprocessed}, {"rst_codes", codes}};
+  return p;
 }
 
 json tls_json(const run::config& config, const run::result& r) {
@@ -226,6 +256,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
              {"sent", per_second(c.sent_in_window, r.window)},
              {"completed", per_second(c.completed_in_window, r.window)}}},
            {"bytes", {{"sent", c.bytes_sent}, {"received", c.bytes_received}}},
+           {"protocol", protocol_json(config, r)},
            {"retry_policy", retry_policy_json(config)},
            {"attempts", attempts_json(config, r)},
            {"latency", latency_json(r, config, v)},

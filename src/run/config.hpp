@@ -29,6 +29,10 @@ enum class model_kind { open, closed, hybrid };
 // coarse: send whatever is due once per millisecond (as wrk2 and h2load do).
 enum class precision_mode { fine, spin, coarse };
 
+// --http: HTTP/1.1; HTTP/2 (h2 by ALPN over TLS, h2c with prior knowledge over TCP); or either,
+// as the server chooses by ALPN (HTTP/1.1 without TLS).
+enum class http_version { http1, http2, automatic };
+
 // Which failed attempts are retried, after what backoff, and how many a budget allows
 // (src/engine/retry.hpp applies it). A retried request stays one logical request: its response
 // time runs from the first attempt's intended time, and --timeout covers the chain.
@@ -116,6 +120,8 @@ struct config {
   std::string mix_file;            // where the mix came from, as reports name it
   std::uint64_t seed = 1;          // --seed: every keyed draw of the run
   bool keep_alive = true;
+  http_version http = http_version::http1;
+  std::uint32_t max_streams = 100;  // HTTP/2: streams per connection, within the server's SETTINGS
 
   model_kind model = model_kind::open;
   std::optional<schedule::plan> plan;  // the open model's schedule; none in the closed model

@@ -30,6 +30,9 @@ struct worker_stats {
   nanoseconds busy_wall{};
   std::uint64_t sleeps = 0;
   std::uint64_t wakeups = 0;
+  // Connections set up (those before the start too), by the protocol they spoke.
+  std::uint64_t h2_connections = 0;
+  std::uint64_t http1_connections = 0;
 };
 
 // What the first TLS handshake negotiated (the run's connections all offer the same).

@@ -111,6 +111,11 @@ NGINX_LOCATIONS = """\
         location = /nginx_status {{
             stub_status;
         }}
+        location = /big {{
+            root {tmp}/www;
+            default_type application/octet-stream;
+            try_files /big.bin =404;
+        }}
         location = /close {{
             keepalive_timeout 0;
             return 200 "hello\\n";

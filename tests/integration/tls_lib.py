@@ -287,11 +287,15 @@ http {{
 
 SERVER_BLOCK = """\
     server {{
-        listen 127.0.0.1:{port} ssl;
+        listen 127.0.0.1:{port} ssl{http2};
         ssl_certificate {cert};
         ssl_certificate_key {key};
 {client_auth}{locations}    }}
 """
+
+# /big's size: more than HTTP/2's initial flow-control window (65,535 bytes), so a client must
+# send WINDOW_UPDATE frames to receive it.
+BIG_BODY_SIZE = 200_000
 
 # Server blocks nginx_tls_server can add beside the main one: name -> the Material pair served.
 EXTRA_SERVERS = {
@@ -348,7 +352,7 @@ class NginxTLS:
             return ""
 
 
-def _config(m, tmp, ports, status_port):
+def _config(m, tmp, ports, status_port, http2=False):
     blocks = []
     for name, port in ports.items():
         cert, key = m.pair(EXTRA_SERVERS.get(name, name))
@@ -357,18 +361,20 @@ def _config(m, tmp, ports, status_port):
             client_auth = (f"        ssl_verify_client on;\n"
                            f"        ssl_client_certificate {m.client_ca_cert};\n")
         blocks.append(SERVER_BLOCK.format(port=port, cert=cert, key=key, client_auth=client_auth,
+                                          http2=" http2" if http2 else "",
                                           locations=LOCATIONS.format(tmp=tmp)))
     return NGINX_TLS_CONF.format(tmp=tmp, servers="".join(blocks), status_port=status_port,
                                  http_settings=harness.NGINX_HTTP_SETTINGS.format(tmp=tmp))
 
 
 @contextlib.contextmanager
-def nginx_tls_server(material, extra=()):
+def nginx_tls_server(material, extra=(), http2=False):
     """Starts nginx in the foreground on free loopback ports; yields an NginxTLS.
 
     The main server ("server") has the localhost certificate; EXTRA names more servers from
-    EXTRA_SERVERS, each on its own port with the same locations. HTTP/1.1 only (no http2), TLS
-    1.2 and 1.3, a shared session cache and session tickets, so that sessions can resume."""
+    EXTRA_SERVERS, each on its own port with the same locations. HTTP/1.1 only unless HTTP2
+    (then h2 and http/1.1 by ALPN), TLS 1.2 and 1.3, a shared session cache and session
+    tickets, so that sessions can resume. /big serves BIG_BODY_SIZE bytes."""
     unknown = [name for name in extra if name not in EXTRA_SERVERS]
     if unknown:
         raise ValueError(f"unknown nginx TLS servers {unknown}; known: {sorted(EXTRA_SERVERS)}")
@@ -376,6 +382,8 @@ def nginx_tls_server(material, extra=()):
     os.makedirs(os.path.join(tmp, "www"))
     with open(os.path.join(tmp, "www", "chunked.txt"), "wb") as f:
         f.write(harness.CHUNKED_BODY)
+    with open(os.path.join(tmp, "www", "big.bin"), "wb") as f:
+        f.write(bytes(i % 251 for i in range(BIG_BODY_SIZE)))
     proc = None
     try:
         for _ in range(5):  # a free port may be taken between probe and bind
@@ -384,7 +392,7 @@ def nginx_tls_server(material, extra=()):
             if len(set(ports.values()) | {status_port}) != len(ports) + 1:
                 continue
             with open(os.path.join(tmp, "nginx.conf"), "w", encoding="utf-8") as f:
-                f.write(_config(material, tmp, ports, status_port))
+                f.write(_config(material, tmp, ports, status_port, http2))
             proc = subprocess.Popen(
                 [harness.NGINX, "-p", tmp, "-c", "nginx.conf", "-g", "daemon off;"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -1,0 +1,64 @@
+#include "cli/http_options.hpp"
+
+#include "cli/command.hpp"
+#include "http/h2_request.hpp"
+#include "http/text.hpp"
+
+namespace punctual::cli {
+namespace {
+
+run::http_version parse_http_version(const std::string& text) {
+  if (text == "1.1") return run::http_version::http1;
+  if (text == "2") return run::http_version::http2;
+  if (text == "auto") return run::http_version::automatic;
+  throw usage_error("--http " + http::quoted(text) + ": expected 1.1, 2 or auto");
+}
+
+// The first header of an encoded request that HTTP/2 has no place for, if any.
+std::string_view http1_only_header(std::string_view request) {
+  const auto end = request.find("\r\n\r\n");
+  std::string_view head = request.substr(0, end);
+  head.remove_prefix(std::min(head.size(), head.find("\r\n") + 2));  // the request line
+  while (!head.empty()) {
+    const auto line_end = head.find("\r\n");
+    const std::string_view line = head.substr(0, line_end);
+    const std::string_view name = line.substr(0, line.find(':'));
+    if (http::is_http1_only_header(name)) return name;
+    if (line_end == std::string_view::npos) break;
+    head.remove_prefix(line_end + 2);
+  }
+  return {};
+}
+
+}  // namespace
+
+void apply_http_options(const run_options& o, run::config& c) {
+  c.http = parse_http_version(o.http);
+  if (o.max_streams_given && c.http == run::http_version::http1) {
+    throw usage_error("--max-streams: streams are HTTP/2's; give --http 2 or --http auto");
+  }
+  if (o.max_streams < 1 || o.max_streams > 1000) {
+    throw usage_error("--max-streams " + std::to_string(o.max_streams) + ": expected 1 to 1000");
+  }
+  c.max_streams = o.max_streams;
+  if (c.tls.enabled) {
+    using offer = net::tls_client_config::alpn_offer;
+    c.tls.alpn = c.http == run::http_version::http1 ? offer::http1
+                 : c.http == run::http_version::http2 ? offer::h2
+                                                      : offer::h2_or_http1;
+  }
+  if (c.http != run::http_version::http2) return;
+  if (o.no_keepalive) {
+    throw usage_error("--no-keepalive: HTTP/2 keeps its connections open; it cannot go with --http 2");
+  }
+  const auto refuse = [](std::string_view request, std::string_view where) {
+    const std::string_view name = http1_only_header(request);
+    if (name.empty()) return;
+    throw usage_error(std::string(where) + ": the header " + http::quoted(name) +
+                      " exists only in HTTP/1.1 and cannot be sent with --http 2");
+  };
+  if (c.mix.empty()) refuse(c.request, "-H");
+  for (const auto& entry : c.mix) refuse(entry.bytes, "request '" + entry.name + "'");
+}
+
+}  // namespace punctual::cli

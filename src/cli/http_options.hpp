@@ -1,0 +1,16 @@
+// The protocol options of `punctual run`: --http 1.1|2|auto and --max-streams, checked against
+// the requests before anything is sent.
+#pragma once
+
+#include "cli/run_options.hpp"
+#include "run/config.hpp"
+
+namespace punctual::cli {
+
+// Sets config.http, config.max_streams and what TLS offers by ALPN. Refuses (usage_error, exit
+// 2) an unknown version, --max-streams without HTTP/2, --no-keepalive with --http 2, and with
+// --http 2 any request (of -H, --requests or --scenario) that carries a header only HTTP/1.1 has.
+// Runs once every request of the run is encoded.
+void apply_http_options(const run_options& o, run::config& config);
+
+}  // namespace punctual::cli
