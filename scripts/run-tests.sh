@@ -146,7 +146,7 @@ build_target=()
 # The deadline rule runs under ASan in the unit tests (engine_deadline_test), with scripted
 # servers on both sides of each deadline.
 san_tests=(tests/integration/test_bad_input.py tests/integration/test_retries.py
-           tests/integration/test_tls.py)
+           tests/integration/test_tls.py tests/integration/test_h2_hostile.py)
 [[ $BREAK == asan-integration ]] && san_tests+=(tests/integration/test_no_such_test.py)
 fuzz_dir=$SAN_BUILD
 [[ $BREAK == fuzz ]] && fuzz_dir=$SAN_BUILD/no-fuzz-targets-here

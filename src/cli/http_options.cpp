@@ -43,13 +43,14 @@ void apply_http_options(const run_options& o, run::config& c) {
   c.max_streams = o.max_streams;
   if (c.tls.enabled) {
     using offer = net::tls_client_config::alpn_offer;
-    c.tls.alpn = c.http == run::http_version::http1 ? offer::http1
+    c.tls.alpn = c.http == run::http_version::http1   ? offer::http1
                  : c.http == run::http_version::http2 ? offer::h2
                                                       : offer::h2_or_http1;
   }
   if (c.http != run::http_version::http2) return;
   if (o.no_keepalive) {
-    throw usage_error("--no-keepalive: HTTP/2 keeps its connections open; it cannot go with --http 2");
+    throw usage_error(
+        "--no-keepalive: HTTP/2 keeps its connections open; it cannot go with --http 2");
   }
   const auto refuse = [](std::string_view request, std::string_view where) {
     const std::string_view name = http1_only_header(request);

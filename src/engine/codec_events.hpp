@@ -44,7 +44,8 @@ class codec_events final : public http::codec_sink {
   std::vector<codec_event> list;
 
  private:
-  codec_event& add(codec_event::kind what, std::uint32_t slot, const http::stream_bytes& bytes = {}) {
+  codec_event& add(codec_event::kind what, std::uint32_t slot,
+                   const http::stream_bytes& bytes = {}) {
     codec_event& e = list.emplace_back();
     e.what = what;
     e.slot = slot;

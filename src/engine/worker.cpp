@@ -490,6 +490,7 @@ void worker::check_deadline(slot& s, nanoseconds now) {
   // HTTP/2 resets the stream and keeps the connection; HTTP/1.1 must close it. A request that
   // waited on a connect leaves it to the others bound to it.
   const bool sent = c.state == conn_state::busy && s.times.sent.count() != 0;
+  if (sent && c.codec->counts_per_stream()) count_stream_bytes(s, c.codec->bytes_of(local_index(s)));
   const bool carries_on = sent ? c.codec->cancel(local_index(s)) : c.in_flight > 1;
   mark_free(s);
   if (!carries_on) {

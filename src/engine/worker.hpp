@@ -125,6 +125,7 @@ class worker {
                 nanoseconds done);
   void settle_response(slot& s, const http::response_end& response, nanoseconds done);
   void fail_slot(slot& s, record::socket_reason why, nanoseconds now);
+  void count_stream_bytes(const slot& s, const http::stream_bytes& bytes) noexcept;
   void fail_connection(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);

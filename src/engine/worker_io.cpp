@@ -416,10 +416,7 @@ void worker::act_on_events(connection& c, nanoseconds now, nanoseconds arrived, 
       if (s.times.first_byte.count() == 0) s.times.first_byte = arrived;
       continue;
     }
-    if (c.codec->counts_per_stream()) {
-      recorder_->on_sent_bytes(s.times.accounted_at(), e.bytes.sent);
-      recorder_->on_received_bytes(s.times.accounted_at(), e.bytes.received);
-    }
+    if (c.codec->counts_per_stream()) count_stream_bytes(s, e.bytes);
     if (e.what == codec_event::kind::response) {
       complete(c, s, at_eof ? http::response_end{e.response.status, false, e.response.body_found} : e.response,
                now, arrived);
@@ -499,10 +496,18 @@ void worker::fail_slot(slot& s, record::socket_reason why, nanoseconds now) {
   mark_free(s);
 }
 
-// The connection failed: each request it carries fails once, and it closes.
+void worker::count_stream_bytes(const slot& s, const http::stream_bytes& bytes) noexcept {
+  recorder_->on_sent_bytes(s.times.accounted_at(), bytes.sent);
+  recorder_->on_received_bytes(s.times.accounted_at(), bytes.received);
+}
+
+// The connection failed: each request it carries fails once (with the bytes its stream had
+// moved, where the protocol counts per stream), and it closes.
 void worker::fail_connection(connection& c, record::socket_reason why, nanoseconds now) {
   for (std::uint32_t k = 0; k < c.slot_count && c.in_flight > 0; ++k) {
-    fail_slot(slots_[c.first_slot + k], why, now);
+    slot& s = slots_[c.first_slot + k];
+    if (s.busy && c.codec->counts_per_stream()) count_stream_bytes(s, c.codec->bytes_of(k));
+    fail_slot(s, why, now);
   }
   if (c.transport->is_open()) close_connection(c, now, is_setup_failure(why));
 }
@@ -533,7 +538,10 @@ void worker::became_idle(connection& c, nanoseconds now) {
   c.state = conn_state::idle;
   c.next_send = now + config_.think;
   if (per_user_) return;  // it waits for its own user's next step
-  idle_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
+  // HTTP/2's open model picks the least loaded connection by scanning; the stack is for the rest.
+  if (!multiplexed_ || config_.model == model_kind::closed) {
+    idle_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
+  }
   serve_queue(now);
 }
 

@@ -84,6 +84,9 @@ class codec {
   // Whether the bytes a request's send counts are its own (HTTP/1.1), or known per stream only
   // when it ends (stream_bytes).
   virtual bool counts_per_stream() const noexcept = 0;
+  // What `slot`'s request weighed so far, for one that ends with no event of the codec's (a
+  // timeout, a failed connection). Zero for a protocol that counts at the send.
+  virtual stream_bytes bytes_of(std::uint32_t slot) const noexcept = 0;
 
   // Feeds response bytes; returns how many the protocol expected. Bytes beyond them (HTTP/1.1:
   // after the one response expected, or with none expected) are left: the connection is out of

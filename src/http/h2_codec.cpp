@@ -1,6 +1,8 @@
 // HTTP/2 as a codec, on libnghttp2 (framing, HPACK, flow control): each slot is a stream. The
 // engine's requests arrive as HTTP/1.1 bytes and leave as HEADERS (and DATA) frames; responses
 // complete on the frame that carries END_STREAM.
+#include "http/h2_codec.hpp"
+
 #include <nghttp2/nghttp2.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "http/h2_codec.hpp"
 #include "http/h2_request.hpp"
 
 namespace punctual::http {
@@ -33,8 +34,7 @@ struct stream_state {
 
 class h2_codec final : public codec {
  public:
-  h2_codec(const h2_options& options, std::uint32_t slots)
-      : options_(options), streams_(slots) {
+  h2_codec(const h2_options& options, std::uint32_t slots) : options_(options), streams_(slots) {
     if (nghttp2_session_callbacks_new(&callbacks_) != 0 || nghttp2_option_new(&option_) != 0) {
       throw std::runtime_error("cannot set up HTTP/2 (nghttp2 is out of memory)");
     }
@@ -96,29 +96,22 @@ class h2_codec final : public codec {
   }
 
   std::string_view output() override {
-    if (out_at_ == out_.size()) {
-      out_.clear();
-      out_at_ = 0;
-    }
-    while (session_ && out_.size() < output_budget) {
-      const std::uint8_t* data = nullptr;
-      const ssize_t n = nghttp2_session_mem_send(session_, &data);
-      if (n <= 0) {
-        if (n < 0) broken_ = true;
-        break;
-      }
-      out_.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
-    }
+    fill_output();
     return std::string_view(out_).substr(out_at_);
   }
   void wrote(std::size_t n) noexcept override { out_at_ += n; }
   bool counts_per_stream() const noexcept override { return true; }
+  stream_bytes bytes_of(std::uint32_t slot) const noexcept override { return streams_[slot].bytes; }
 
   std::size_t feed(const char* data, std::size_t size, codec_sink& sink) override {
     if (!session_ || broken_) return 0;
     sink_ = &sink;
     const ssize_t n =
         nghttp2_session_mem_recv(session_, reinterpret_cast<const std::uint8_t*>(data), size);
+    // What the bytes call for is framed now, while the sink listens: a stream nghttp2 resets
+    // for a malformed response closes as its RST_STREAM is framed, and a connection error shows
+    // as the GOAWAY it frames (on_frame_send).
+    if (n >= 0) fill_output();
     sink_ = nullptr;
     if (n < 0) broken_ = true;
     if (broken_) {
@@ -143,13 +136,15 @@ class h2_codec final : public codec {
 
   bool cancel(std::uint32_t slot) noexcept override {
     stream_state& s = streams_[slot];
-    if (s.id != 0 && session_) nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_CANCEL);
+    if (s.id != 0 && session_)
+      nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_CANCEL);
     detach(s);
     return session_ && !broken_;
   }
 
   std::uint32_t capacity() const noexcept override {
-    if (!session_ || broken_ || goaway_ || nghttp2_session_check_request_allowed(session_) == 0) return 0;
+    if (!session_ || broken_ || goaway_ || nghttp2_session_check_request_allowed(session_) == 0)
+      return 0;
     const std::uint32_t remote =
         nghttp2_session_get_remote_settings(session_, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
     return std::min<std::uint32_t>(remote, static_cast<std::uint32_t>(streams_.size()));
@@ -159,6 +154,23 @@ class h2_codec final : public codec {
   std::string_view protocol() const noexcept override { return "h2"; }
 
  private:
+  // Frames what nghttp2 has queued into out_, up to the budget; the bytes wait there for wrote().
+  void fill_output() {
+    if (out_at_ == out_.size()) {
+      out_.clear();
+      out_at_ = 0;
+    }
+    while (session_ && out_.size() < output_budget) {
+      const std::uint8_t* data = nullptr;
+      const ssize_t n = nghttp2_session_mem_send(session_, &data);
+      if (n <= 0) {
+        if (n < 0) broken_ = true;
+        break;
+      }
+      out_.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+    }
+  }
+
   void drop_session() noexcept {
     if (session_) nghttp2_session_del(session_);
     session_ = nullptr;
@@ -172,7 +184,8 @@ class h2_codec final : public codec {
 
   std::int64_t slot_of(std::int32_t stream_id) const noexcept {
     if (stream_id <= 0 || !session_) return -1;
-    const auto tag = reinterpret_cast<std::uintptr_t>(nghttp2_session_get_stream_user_data(session_, stream_id));
+    const auto tag =
+        reinterpret_cast<std::uintptr_t>(nghttp2_session_get_stream_user_data(session_, stream_id));
     if (tag == 0 || tag > streams_.size()) return -1;
     return static_cast<std::int64_t>(tag - 1);
   }
@@ -269,7 +282,8 @@ class h2_codec final : public codec {
     const stream_bytes bytes = s.bytes;
     // The server may answer before the request's body is all sent: the stream is ours no more.
     const bool still_open = nghttp2_session_get_stream_local_close(me.session_, s.id) == 0;
-    if (still_open) nghttp2_submit_rst_stream(me.session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_NO_ERROR);
+    if (still_open)
+      nghttp2_submit_rst_stream(me.session_, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_NO_ERROR);
     me.detach(s);
     me.sink_->on_response(static_cast<std::uint32_t>(slot), end, bytes);
     return 0;
@@ -285,7 +299,8 @@ class h2_codec final : public codec {
     return 0;
   }
 
-  static int on_stream_close(nghttp2_session*, std::int32_t stream_id, std::uint32_t code, void* self) {
+  static int on_stream_close(nghttp2_session*, std::int32_t stream_id, std::uint32_t code,
+                             void* self) {
     auto& me = *static_cast<h2_codec*>(self);
     const auto slot = me.slot_of(stream_id);
     if (slot < 0) return 0;
@@ -293,7 +308,8 @@ class h2_codec final : public codec {
     const stream_bytes bytes = s.bytes;
     stream_failure why = stream_failure::reset;
     if (code == NGHTTP2_REFUSED_STREAM) {
-      why = me.goaway_ && stream_id > me.goaway_last_ ? stream_failure::goaway : stream_failure::refused;
+      why = me.goaway_ && stream_id > me.goaway_last_ ? stream_failure::goaway
+                                                      : stream_failure::refused;
     } else if (code == NGHTTP2_NO_ERROR) {
       why = stream_failure::closed;
     }

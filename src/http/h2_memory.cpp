@@ -8,6 +8,9 @@
 
 namespace punctual::http {
 
+// Blocks come from operator new, so that whatever counts the program's allocations (the
+// allocation test) sees the pool grow, and sees that it stops growing.
+
 // Precedes each block: the pool's list of its blocks, and the block's size class (or, for a
 // block too large to pool, `large` and its size).
 struct h2_memory::header {
@@ -21,6 +24,16 @@ struct h2_memory::header {
 namespace {
 
 constexpr std::uint32_t large = ~std::uint32_t{0};
+
+// The plain operator new (not the nothrow one), so that one replacement of operator new and
+// delete sees both ends of every block; nghttp2 takes a null return for out of memory.
+void* new_block(std::size_t size) noexcept {
+  try {
+    return ::operator new(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
 constexpr std::size_t smallest = 32;
 
 std::uint32_t class_of(std::size_t size) noexcept {
@@ -29,8 +42,12 @@ std::uint32_t class_of(std::size_t size) noexcept {
   return k;
 }
 
-void* on_malloc(std::size_t size, void* self) { return static_cast<h2_memory*>(self)->allocate(size); }
-void on_free(void* p, void* self) { static_cast<h2_memory*>(self)->release(p); }
+void* on_malloc(std::size_t size, void* self) {
+  return static_cast<h2_memory*>(self)->allocate(size);
+}
+void on_free(void* p, void* self) {
+  static_cast<h2_memory*>(self)->release(p);
+}
 void* on_calloc(std::size_t n, std::size_t size, void* self) {
   if (size != 0 && n > SIZE_MAX / size) return nullptr;
   void* p = static_cast<h2_memory*>(self)->allocate(n * size);
@@ -54,16 +71,15 @@ h2_memory::h2_memory() noexcept {
 h2_memory::~h2_memory() {
   while (all_) {
     header* next = all_->next_all;
-    std::free(all_);
+    ::operator delete(all_);
     all_ = next;
   }
 }
 
-
 void* h2_memory::allocate(std::size_t size) noexcept {
   const std::uint32_t k = class_of(size);
   if (k >= class_count) {
-    auto* h = static_cast<header*>(std::malloc(sizeof(header) + size));
+    auto* h = static_cast<header*>(new_block(sizeof(header) + size));
     if (!h) return nullptr;
     h->size_class = large;
     h->large_size = static_cast<std::uint32_t>(size);
@@ -73,7 +89,7 @@ void* h2_memory::allocate(std::size_t size) noexcept {
   if (h) {
     free_[k] = h->next_free;
   } else {
-    h = static_cast<header*>(std::malloc(sizeof(header) + (smallest << k)));
+    h = static_cast<header*>(new_block(sizeof(header) + (smallest << k)));
     if (!h) return nullptr;
     h->size_class = k;
     h->next_all = all_;
@@ -85,7 +101,7 @@ void* h2_memory::allocate(std::size_t size) noexcept {
 void h2_memory::release(void* p) noexcept {
   if (!p) return;
   header* h = static_cast<header*>(p) - 1;
-  if (h->size_class == large) return std::free(h);
+  if (h->size_class == large) return ::operator delete(h);
   h->next_free = free_[h->size_class];
   free_[h->size_class] = h;
 }

@@ -4,11 +4,11 @@
 // every session that uses it.
 #pragma once
 
+#include <nghttp2/nghttp2.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
-
-#include <nghttp2/nghttp2.h>
 
 namespace punctual::http {
 

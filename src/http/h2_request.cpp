@@ -20,15 +20,15 @@ std::string_view trim(std::string_view s) noexcept {
 }  // namespace
 
 bool is_http1_only_header(std::string_view name) noexcept {
-  for (const std::string_view h : {"connection", "keep-alive", "proxy-connection",
-                                   "transfer-encoding", "upgrade"}) {
+  for (const std::string_view h :
+       {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"}) {
     if (iequals(name, h)) return true;
   }
   return false;
 }
 
-std::optional<h2_request_parts> to_h2_headers(std::string_view request, bool tls, std::string& names,
-                                              std::vector<nghttp2_nv>& fields) {
+std::optional<h2_request_parts> to_h2_headers(std::string_view request, bool tls,
+                                              std::string& names, std::vector<nghttp2_nv>& fields) {
   const auto head_end = request.find("\r\n\r\n");
   if (head_end == std::string_view::npos) return std::nullopt;
   std::string_view head = request.substr(0, head_end + 2);
@@ -61,7 +61,8 @@ std::optional<h2_request_parts> to_h2_headers(std::string_view request, bool tls
     }
     if (is_http1_only_header(name)) continue;
     const std::size_t at = names.size();
-    for (const char ch : name) names.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch + 32) : ch);
+    for (const char ch : name)
+      names.push_back(ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch + 32) : ch);
     fields.push_back(field(std::string_view(names).substr(at, name.size()), value));
   }
   return h2_request_parts{body};

@@ -19,8 +19,8 @@ struct h2_request_parts {
 // Fills `fields` (pointing into `request` and into `names`, which holds the lowercased names;
 // both are reused from call to call and keep their room). Nothing when the bytes are not an
 // HTTP/1.1 request.
-std::optional<h2_request_parts> to_h2_headers(std::string_view request, bool tls, std::string& names,
-                                              std::vector<nghttp2_nv>& fields);
+std::optional<h2_request_parts> to_h2_headers(std::string_view request, bool tls,
+                                              std::string& names, std::vector<nghttp2_nv>& fields);
 
 // Whether a header exists only in HTTP/1.1 and has no place in an HTTP/2 request.
 bool is_http1_only_header(std::string_view name) noexcept;

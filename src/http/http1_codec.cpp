@@ -28,6 +28,7 @@ class http1_codec final : public codec {
   std::string_view output() override { return out_; }
   void wrote(std::size_t n) noexcept override { out_.remove_prefix(n); }
   bool counts_per_stream() const noexcept override { return false; }
+  stream_bytes bytes_of(std::uint32_t) const noexcept override { return {}; }
 
   std::size_t feed(const char* data, std::size_t size, codec_sink& sink) override {
     if (!expecting_) return 0;

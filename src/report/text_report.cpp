@@ -29,6 +29,22 @@ void write_tls_line(std::ostream& out, const run::config& c, const run::result& 
              counts.tls_resumed + r.warmup.counts.tls_resumed);
 }
 
+// HTTP/2 (--http 2 or auto): what the connections spoke, how many streams each carried, and
+// what the server refused or reset.
+void write_protocol_line(std::ostream& out, const run::config& c, const run::result& r) {
+  std::uint64_t h2 = 0;
+  std::uint64_t http1 = 0;
+  for (const auto& w : r.workers) {
+    h2 += w.h2_connections;
+    http1 += w.http1_connections;
+  }
+  const auto& counts = r.measured.counts;
+  fmt::print(out, "protocol: --http {}: {} connection set-ups spoke h2, {} http/1.1; up to {} streams "
+             "per connection; {} requests sent again unprocessed, {} streams reset by the server\n",
+             c.http == run::http_version::http2 ? "2" : "auto", h2, http1, c.max_streams,
+             counts.h2_unprocessed, counts.socket_errors[record::index(record::socket_reason::h2_rst)]);
+}
+
 // A distributed run: which slice of the plan this is, and how its start met --start-at.
 void write_shard_lines(std::ostream& out, const run::config& c, const run::result& r) {
   if (c.shards() > 1) {
@@ -82,6 +98,7 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
   }
   if (!c.mix.empty() && !c.hybrid) fmt::print(out, "requests: {}\n", describe_mix(c));
   if (c.tls.enabled) write_tls_line(out, c, r);
+  if (c.http != run::http_version::http1) write_protocol_line(out, c, r);
   if (c.retry.enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry));
   if (c.warmup.count() > 0) {
     fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(c.warmup),

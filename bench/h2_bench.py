@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""HTTP/2 benchmark: punctual --http 2 against h2load, in one run, as ratios.
+
+nginx (one worker, h2c by prior knowledge) runs on CPU 0 and every load tool on CPU 1.
+
+1. CPU per request at 20,000 req/s over 10 connections x 10 streams: punctual
+   `--precision coarse` against `h2load -c10 -m10 --rps 2000` (h2load's rate is per client).
+   Target: at most 1.0x h2load's. Median of ROUNDS rounds.
+2. Send precision: p99 of |arrival - intended|, arrivals from `punctual serve --http2
+   --arrival-log` (CPU 0). Both tools send 2,000 req/s over 1 connection x 10 streams, so each
+   has one send grid; intended times are fitted the same way for both (the grid k / rate, placed
+   at the median offset), and punctual's own intended times (--schedule-out) are shown too.
+   Target: punctual's p99 at least 10x smaller than h2load's.
+3. Maximum rate: punctual's highest open-loop rate that completes >= 99% of planned requests with
+   a valid run, over 10 x 10, against h2load's closed-loop maximum (`-c10 -m10`, no --rps).
+   Target: at least 1.0x.
+
+Usage: PUNCTUAL=build/punctual python3 bench/h2_bench.py   (about 3 minutes; QUICK=1: 1 minute)
+Writes bench/results/h2-<timestamp>.json. Every load goes to 127.0.0.1 and stops by itself.
+"""
+
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PUNCTUAL = os.path.abspath(os.environ.get("PUNCTUAL", os.path.join(HERE, "..", "build", "punctual")))
+QUICK = os.environ.get("QUICK") == "1"
+DUR = 3 if QUICK else 10
+ROUNDS = 1 if QUICK else 3
+SERVER_CPU = os.environ.get("SERVER_CPU", "0")
+TOOL_CPU = os.environ.get("TOOL_CPU", "1")
+H2LOAD = shutil.which("h2load") or "/usr/bin/h2load"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+NGINX_CONF = """worker_processes 1;
+daemon off;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    client_body_temp_path {dir}/body;
+    keepalive_requests 100000000;
+    keepalive_timeout 300s;
+    http2_max_requests 100000000;
+    http2_max_concurrent_streams 128;
+    server {{
+        listen 127.0.0.1:{port} http2;
+        location / {{ default_type text/plain; return 200 "hello from punctual bench\\n"; }}
+    }}
+}}
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+def timed(cmd, timeout):
+    """Runs CMD pinned to the tool CPU; returns (stdout, CPU seconds it and its children used)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(["taskset", "-c", TOOL_CPU, *cmd], capture_output=True, text=True, timeout=timeout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return p, cpu
+
+
+def h2load_done(out):
+    m = re.search(r"requests: \d+ total, \d+ started, (\d+) done, (\d+) succeeded", out)
+    return int(m.group(2)) if m else 0
+
+
+def punctual_run(url, rate, conns, streams, extra, dur, work):
+    js = os.path.join(work, "r.json")
+    p, cpu = timed([PUNCTUAL, "run", "--http", "2", "-R", str(rate), "-d", f"{dur}s", "-c", str(conns),
+                    "-t", "1", "--max-streams", str(streams), "--json", js, *extra, url], dur * 3 + 30)
+    report = json.load(open(js)) if os.path.exists(js) else None
+    return p, cpu, report
+
+
+def cpu_section(url, work):
+    ours, theirs = [], []
+    for _ in range(ROUNDS):
+        _, cpu, r = punctual_run(url, 20000, 10, 10, ["--precision", "coarse"], DUR, work)
+        ours.append(cpu / max(r["outcomes"]["ok"], 1) * 1e6)
+        p, cpu = timed([H2LOAD, "-c10", "-m10", "--rps", "2000", "-D", str(DUR), "-t1", url], DUR * 3 + 30)
+        theirs.append(cpu / max(h2load_done(p.stdout), 1) * 1e6)
+    a, b = statistics.median(ours), statistics.median(theirs)
+    return {"punctual_us_per_request": ours, "h2load_us_per_request": theirs,
+            "ratio": a / b, "target": "<= 1.0"}
+
+
+def arrivals_of(log):
+    """(arrival_ns) of every request in a `serve --arrival-log` file, sorted."""
+    out = []
+    for line in open(log):
+        if line.startswith("#") or not line.strip():
+            continue
+        out.append(int(line.split()[0]))
+    return sorted(out)
+
+
+def grid_error_p99(arrivals, rate):
+    """p99 of |arrival - (t0 + k / rate)|, t0 the median offset: the same fit for every tool."""
+    step = 1e9 / rate
+    offsets = [a - k * step for k, a in enumerate(arrivals)]
+    t0 = statistics.median(offsets)
+    errors = sorted(abs(o - t0) for o in offsets)
+    return errors[int(0.99 * (len(errors) - 1))]
+
+
+def serve(work, name):
+    log = os.path.join(work, name + ".arrivals")
+    out = open(os.path.join(work, name + ".serve"), "w")
+    proc = subprocess.Popen(["taskset", "-c", SERVER_CPU, PUNCTUAL, "serve", "--http2", "--port", "0",
+                             "--arrival-log", log, "--duration", "120s"], stdout=out, stderr=subprocess.STDOUT)
+    for _ in range(250):
+        text = open(os.path.join(work, name + ".serve")).read()
+        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", text)
+        if m:
+            return proc, int(m.group(1)), log
+        time.sleep(0.02)
+    raise RuntimeError("serve did not start")
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def precision_section(work):
+    rate = 2000
+    proc, port, log = serve(work, "ours")
+    sched = os.path.join(work, "schedule.txt")
+    _, _, r = punctual_run(f"http://127.0.0.1:{port}/", rate, 1, 10, ["--schedule-out", sched], DUR, work)
+    stop(proc)
+    ours = arrivals_of(log)
+    start = int(r["schedule"]["start_mono_ns"])
+    intended = sorted(start + int(line.split()[1]) for line in open(sched)
+                      if line.strip() and not line.startswith("#"))
+    n = min(len(intended), len(ours))
+    true_errors = sorted(abs(a - i) for a, i in zip(ours[:n], intended[:n]))
+    proc, port, log = serve(work, "h2load")
+    timed([H2LOAD, "-c1", "-m10", "--rps", str(rate), "-D", str(DUR), "-t1", f"http://127.0.0.1:{port}/"], DUR * 3 + 30)
+    stop(proc)
+    theirs = arrivals_of(log)
+    a, b = grid_error_p99(ours, rate), grid_error_p99(theirs, rate)
+    return {"punctual_p99_ns_grid_fit": a, "punctual_p99_ns_true_intended": true_errors[int(0.99 * (n - 1))],
+            "h2load_p99_ns_grid_fit": b, "ratio_h2load_over_punctual": b / max(a, 1), "target": ">= 10"}
+
+
+def max_rate_section(url, work):
+    p, _ = timed([H2LOAD, "-c10", "-m10", "-D", str(DUR), "-t1", url], DUR * 3 + 30)
+    m = re.search(r"finished in [\d.]+s, ([\d.]+) req/s", p.stdout)
+    theirs = float(m.group(1)) if m else 0.0
+    best = 0
+    for rate in [int(theirs * f) for f in (0.6, 0.8, 0.9, 1.0, 1.1, 1.25)]:
+        _, _, r = punctual_run(url, rate, 10, 10, ["--precision", "coarse", "--timeout", "2s"], DUR, work)
+        planned = r["schedule"]["planned"]
+        kept = r["outcomes"]["ok"] >= 0.99 * planned and r["validity"]["valid"]
+        if not kept:
+            break
+        best = rate
+    return {"punctual_max_open_loop_req_s": best, "h2load_closed_loop_req_s": theirs,
+            "ratio": best / max(theirs, 1), "target": ">= 1.0"}
+
+
+def main():
+    for tool in (PUNCTUAL, H2LOAD, NGINX):
+        if not os.path.exists(tool):
+            sys.exit(f"h2_bench: {tool} is missing")
+    work = tempfile.mkdtemp(prefix="punctual-h2-bench-")
+    port = free_port()
+    with open(os.path.join(work, "nginx.conf"), "w") as f:
+        f.write(NGINX_CONF.format(dir=work, port=port))
+    nginx = subprocess.Popen(["taskset", "-c", SERVER_CPU, NGINX, "-p", work, "-c", "nginx.conf"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port)
+        url = f"http://127.0.0.1:{port}/"
+        result = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "duration_s": DUR,
+                  "rounds": ROUNDS}
+        result["cpu_per_request"] = cpu_section(url, work)
+        print(json.dumps(result["cpu_per_request"]), flush=True)
+        result["send_precision"] = precision_section(work)
+        print(json.dumps(result["send_precision"]), flush=True)
+        result["max_rate"] = max_rate_section(url, work)
+        print(json.dumps(result["max_rate"]), flush=True)
+    finally:
+        stop(nginx)
+        shutil.rmtree(work, ignore_errors=True)
+    out_dir = os.path.join(HERE, "results")
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "h2-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + ".json")
+    with open(path, "w") as f:
+        json.dump(result, f, indent=2)
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
