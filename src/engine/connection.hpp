@@ -29,6 +29,7 @@ struct connection {
   conn_state state = conn_state::closed;
   bool last_connect_failed = false;
   bool write_blocked = false;  // writability is watched until the request is fully written
+  bool flush_pending = false;  // HTTP/2: requests begun this turn wait for one write together
   std::chrono::nanoseconds connect_started{};
   std::chrono::nanoseconds retry_at{};   // closed after a failed connect: not before this
   std::chrono::nanoseconds next_send{};  // closed model: when this connection sends next

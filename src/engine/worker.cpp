@@ -96,6 +96,7 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
     }
   }
   if (per_user_) in_flight_.reserve(slots_.size());
+  to_flush_.reserve(connections_.size());
   if (sessions_ && !per_user_) {
     // Room for a typical rendered request and kept response, so that a slot's first use does
     // not allocate during the run (a larger one grows its slot once). A slot per user grows on
@@ -399,7 +400,7 @@ slot* worker::least_loaded(nanoseconds now) noexcept {
   connection* best = nullptr;
   for (auto& c : connections_) {
     if (c.state != conn_state::idle && c.state != conn_state::busy) continue;
-    if (c.in_flight >= c.codec->capacity() || (best && c.in_flight >= best->in_flight)) continue;
+    if ((best && c.in_flight >= best->in_flight) || c.in_flight >= c.codec->capacity()) continue;
     best = &c;
   }
   if (best) return next_free(*best);
@@ -570,6 +571,7 @@ void worker::scan_connections(nanoseconds now) noexcept {
 // connection one of them needs) or a request waits on its connection's connect or blocked write,
 // and in the hybrid model only while no response could hold back a user (reads_may_wait).
 std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
+  flush_deferred(now);
   const nanoseconds wake_at = next_wake(now);
   const bool can_defer = reads_may_wait_ && queue_.empty() && !scan_.awaits_socket &&
                          (!sessions_ || sessions_->reads_may_wait());

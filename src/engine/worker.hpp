@@ -114,6 +114,7 @@ class worker {
   void note_handshake(const net::tls_state& tls, nanoseconds now);
   void send_request(slot& s, nanoseconds now);
   void flush(connection& c, nanoseconds now);
+  void flush_deferred(nanoseconds now);
   void on_readable(connection& c, nanoseconds now, bool read_to_end);
   void on_closed_by_peer(connection& c, nanoseconds now, nanoseconds last_arrival);
   bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
@@ -167,6 +168,7 @@ class worker {
   bool multiplexed_ = false;
   http::h2_memory h2_memory_;  // every HTTP/2 session's memory; declared before connections_
   codec_events codec_events_;
+  std::vector<std::uint32_t> to_flush_;  // HTTP/2 connections with requests framed, not written
 
   net::event_loop loop_;
   // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where

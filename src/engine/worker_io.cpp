@@ -280,7 +280,22 @@ void worker::send_request(slot& s, nanoseconds now) {
                                                       s.keeps_response ? &s.response : nullptr});
   recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : s.request.bytes.size());
   if (!begun) return fail_connection(c, record::socket_reason::h2_protocol, now);
-  flush(c, now);
+  // HTTP/2 frames the requests of one turn of the loop together: one write per connection for
+  // all of them (flush_deferred, before the worker waits), as a browser's or h2load's do.
+  if (!multiplexed_ || c.codec == c.http1.get()) return flush(c, now);
+  if (!c.flush_pending) {
+    c.flush_pending = true;
+    to_flush_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
+  }
+}
+
+void worker::flush_deferred(nanoseconds now) {
+  for (std::size_t i = 0; i < to_flush_.size(); ++i) {  // a flush that fails may add none
+    connection& c = connections_[to_flush_[i]];
+    c.flush_pending = false;
+    if (c.state == conn_state::idle || c.state == conn_state::busy) flush(c, now);
+  }
+  to_flush_.clear();
 }
 
 // Writes what the codec has to send: a request, or HTTP/2's own frames (acknowledgements,

@@ -36,10 +36,10 @@ void* new_block(std::size_t size) noexcept {
 }
 constexpr std::size_t smallest = 32;
 
+// The smallest k with (smallest << k) >= size.
 std::uint32_t class_of(std::size_t size) noexcept {
-  std::uint32_t k = 0;
-  for (std::size_t cap = smallest; cap < size; cap <<= 1) ++k;
-  return k;
+  if (size <= smallest) return 0;
+  return static_cast<std::uint32_t>(64 - __builtin_clzll(size - 1)) - 5;  // smallest is 1 << 5
 }
 
 void* on_malloc(std::size_t size, void* self) {
