@@ -98,11 +98,29 @@ def simulate(arrivals, stalls, overhead):
 OVERHEADS = (0, 100_000, 300_000, 1_000_000)
 
 
-def agrees(truth, measured):
+def agrees(truth, measured, drain=0):
     """The truth tests' tolerance, [0.99 truth - 1 ms, 1.05 truth + 5 ms], for every truth: a step
     that a stall released lands in the server's backlog as it drains, which the model (like
-    truth_lib's) does not simulate, so a zero truth may measure a few milliseconds too."""
-    return truth * 0.99 - MS <= measured <= truth * 1.05 + 5 * MS
+    truth_lib's) does not simulate, so a zero truth may measure a few milliseconds too. DRAIN
+    widens the upper bound by how long the server took to drain the backlog the stall left."""
+    return truth * 0.99 - MS <= measured <= truth * 1.05 + 5 * MS + drain
+
+
+def backlog_drain(arrivals, stalls):
+    """How long after the stall's end the server answered the last request of the burst the
+    generator's backlog sent it then (arrivals after the end less than 5 ms apart): two
+    connections carry the released steps one round trip at a time, which the model does not
+    simulate and which delays the steps queued last."""
+    end = stalls[0][1]
+    last = end
+    answered = end
+    for arrival, answer in arrivals:
+        if arrival < end:
+            continue
+        if arrival - last > 5 * MS:
+            break
+        last, answered = arrival, max(answered, answer)
+    return answered - end
 
 
 def percentiles(values):
@@ -132,7 +150,8 @@ def run_truth(binary, threads):
         proc = None
         stalls = truth_lib.read_stalls(os.path.join(work, "stall.jsonl"))
         check(len(stalls) == 1, f"the server logged {len(stalls)} stalls, not 1")
-        return report, truth_lib.read_schedule(schedule), stalls, cp.stdout
+        arrivals = truth_lib.read_arrivals(os.path.join(work, "arrivals.txt"))
+        return report, truth_lib.read_schedule(schedule), stalls, cp.stdout, arrivals
     finally:
         if proc is not None:
             truth_lib.stop_server(proc)
@@ -151,7 +170,8 @@ def check_denominators(report):
 
 
 def test_truth(binary, threads, summary):
-    report, entries, stalls, text = run_truth(binary, threads)
+    report, entries, stalls, text, arrivals_log = run_truth(binary, threads)
+    drain = backlog_drain(arrivals_log, stalls)
     check_denominators(report)
     start = report["schedule"]["start_mono_ns"]
     # The users are the schedule's entries, numbered in its order (no warm-up here).
@@ -164,22 +184,28 @@ def test_truth(binary, threads, summary):
         measured = report["by_name"][f"shop.{step}"]["response_time"]["percentiles_ns"]
         for p in truth_lib.PERCENTILES:
             truths = [percentiles(by_step[step])[p] for by_step, _ in models]
-            if not any(agrees(t, measured[p]) for t in truths):
+            if not any(agrees(t, measured[p], drain) for t in truths):
                 misses.append(f"shop.{step} p{p}: truth {'/'.join(map(truth_lib.fmt_ns, truths))}, "
-                              f"measured {truth_lib.fmt_ns(measured[p])}")
+                              f"measured {truth_lib.fmt_ns(measured[p])}, backlog drain "
+                              f"{truth_lib.fmt_ns(drain)}")
     measured = report["sessions"]["shop"]["session_time"]["percentiles_ns"]
     for p in truth_lib.PERCENTILES:
         truths = [percentiles(sessions)[p] for _, sessions in models]
-        if not any(agrees(t, measured[p]) for t in truths):
+        if not any(agrees(t, measured[p], drain) for t in truths):
             misses.append(f"session p{p}: truth {'/'.join(map(truth_lib.fmt_ns, truths))}, "
                           f"measured {truth_lib.fmt_ns(measured[p])}")
     check(not misses, "; ".join(misses))
-    # The omission: the first step's service time, from the actual send, misses the truth.
-    first = percentiles(models[0][0]["login"])["99"]
-    service = report["by_name"]["shop.login"]["service_time"]["percentiles_ns"]["99"]
+    # The omission: the first step's service time, from the actual send, misses the truth. At
+    # p90, not p99: ~25 of the ~150 logins meet the stall, and the one or two a connection
+    # carried into it wait the whole stall in service time too, so the p99 service time matched
+    # the truth whenever a login (not another step) was in flight as the stall began.
+    first = percentiles(models[0][0]["login"])["90"]
+    service = report["by_name"]["shop.login"]["service_time"]["percentiles_ns"]["90"]
     check(not agrees(first, service),
-          f"shop.login service time p99 {truth_lib.fmt_ns(service)} is within the truth's "
+          f"shop.login service time p90 {truth_lib.fmt_ns(service)} is within the truth's "
           f"tolerance of {truth_lib.fmt_ns(first)}: the test cannot show the omission")
+    print(f"     shop.login p90: truth {truth_lib.fmt_ns(first)}, service time {truth_lib.fmt_ns(service)}; "
+          f"backlog drained {truth_lib.fmt_ns(drain)} after the stall")
     check("model: hybrid from " in text and "sessions planned" in text,
           f"the header does not name the hybrid model: {text[:300]!r}")
     summary[threads] = {s: report["by_name"][f"shop.{s}"]["response_time"]["percentiles_ns"]["99"]
