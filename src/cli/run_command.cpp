@@ -120,13 +120,7 @@ namespace {
 // HTTP/2 connections of the open model carry --max-streams requests at once; anything else one.
 std::uint32_t streams_per_connection(const run::config& config, const engine::run_result& r) {
   if (config.model != run::model_kind::open) return 1;
-  std::uint64_t h2 = 0;
-  std::uint64_t http1 = 0;
-  for (const auto& w : r.workers) {
-    h2 += w.h2_connections;
-    http1 += w.http1_connections;
-  }
-  return h2 > http1 ? config.max_streams : 1;
+  return r.protocols().mostly_h2() ? config.max_streams : 1;
 }
 
 }  // namespace

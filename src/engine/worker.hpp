@@ -110,6 +110,9 @@ class worker {
   void on_event(const epoll_event& ev, nanoseconds now);
   void on_set_up(connection& c, nanoseconds now);
   bool speak(connection& c);
+  void count_protocol(const connection& c) noexcept {
+    (c.codec == c.h2.get() ? stats_.h2_connections : stats_.http1_connections)++;
+  }
   void settle_before_start(connection& c, net::failure& error);
   void note_handshake(const net::tls_state& tls, nanoseconds now);
   void send_request(slot& s, nanoseconds now);

@@ -118,7 +118,10 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
       if (ev.data.u64 == wake_token) continue;
       connection& c = connections_[ev.data.u64];
       if (c.state == conn_state::idle) {
-        settle_before_start(c, first_error);
+        // Only HTTP/2 waits for anything here. An HTTP/1.1 connection's bytes (TLS session
+        // tickets) are read by its worker, as on any run: reading them here, on this thread,
+        // made the worker's allocations depend on which connection finished its set-up first.
+        if (!c.codec->settled()) settle_before_start(c, first_error);
         continue;
       }
       if (c.state != conn_state::connecting) continue;
@@ -145,7 +148,7 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
   }
   const auto ready = static_cast<std::uint32_t>(idle_.size());
   for (const auto& c : connections_) {
-    if (c.state == conn_state::idle) (c.codec == c.h2.get() ? stats_.h2_connections : stats_.http1_connections)++;
+    if (c.state == conn_state::idle) count_protocol(c);
   }
   if (per_user_) {
     for (auto& c : opened) {
@@ -236,7 +239,7 @@ void worker::on_set_up(connection& c, nanoseconds now) {
     return close_connection(c, now, true);
   }
   recorder_->count_reconnect();
-  (c.codec == c.h2.get() ? stats_.h2_connections : stats_.http1_connections)++;
+  count_protocol(c);
   c.codec->connected();
   const std::uint32_t generation = c.generation;
   // The requests bound to it while it connected go now, in their slots' order.

@@ -119,18 +119,13 @@ constexpr std::array<const char*, 15> h2_error_names{
     "CONNECT_ERROR",  "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED", "other"};
 
 json protocol_json(const run::config& config, const run::result& r) {
-  std::uint64_t h2 = 0;
-  std::uint64_t http1 = 0;
-  for (const auto& w : r.workers) {
-    h2 += w.h2_connections;
-    http1 += w.http1_connections;
-  }
+  const run::protocol_counts spoken = r.protocols();
   const char* requested = config.http == run::http_version::http1   ? "1.1"
                           : config.http == run::http_version::http2 ? "2"
                                                                     : "auto";
-  json p{{"name", h2 > http1 ? "h2" : "http/1.1"},
+  json p{{"name", spoken.mostly_h2() ? "h2" : "http/1.1"},
          {"requested", requested},
-         {"connections", {{"h2", h2}, {"http/1.1", http1}}}};
+         {"connections", {{"h2", spoken.h2}, {"http/1.1", spoken.http1}}}};
   if (config.http == run::http_version::http1) return p;
   const auto& c = r.measured.counts;
   json codes = json::object();

@@ -32,16 +32,11 @@ void write_tls_line(std::ostream& out, const run::config& c, const run::result& 
 // HTTP/2 (--http 2 or auto): what the connections spoke, how many streams each carried, and
 // what the server refused or reset.
 void write_protocol_line(std::ostream& out, const run::config& c, const run::result& r) {
-  std::uint64_t h2 = 0;
-  std::uint64_t http1 = 0;
-  for (const auto& w : r.workers) {
-    h2 += w.h2_connections;
-    http1 += w.http1_connections;
-  }
+  const run::protocol_counts spoken = r.protocols();
   const auto& counts = r.measured.counts;
   fmt::print(out, "protocol: --http {}: {} connection set-ups spoke h2, {} http/1.1; up to {} streams "
              "per connection; {} requests sent again unprocessed, {} streams reset by the server\n",
-             c.http == run::http_version::http2 ? "2" : "auto", h2, http1, c.max_streams,
+             c.http == run::http_version::http2 ? "2" : "auto", spoken.h2, spoken.http1, c.max_streams,
              counts.h2_unprocessed, counts.socket_errors[record::index(record::socket_reason::h2_rst)]);
 }
 

@@ -42,6 +42,13 @@ struct tls_summary {
   std::string alpn;
 };
 
+// Connection set-ups by the protocol they spoke, over every worker.
+struct protocol_counts {
+  std::uint64_t h2 = 0;
+  std::uint64_t http1 = 0;
+  bool mostly_h2() const noexcept { return h2 > http1; }
+};
+
 struct result {
   record::phase measured;
   record::phase warmup;
@@ -55,6 +62,14 @@ struct result {
   record::per_second_load load;  // the measured window's planned requests and attempts
   hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
   std::vector<worker_stats> workers;
+  protocol_counts protocols() const noexcept {
+    protocol_counts p;
+    for (const auto& w : workers) {
+      p.h2 += w.h2_connections;
+      p.http1 += w.http1_connections;
+    }
+    return p;
+  }
   // --start-at: how late the run began its schedule, as the send lag of its earliest dispatch
   // (none when nothing was dispatched).
   std::optional<nanoseconds> start_lag;
