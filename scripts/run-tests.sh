@@ -6,18 +6,22 @@
 #      integration tests (bad input, retries, hostile TLS servers); TSan on the recorder and engine tests;
 #   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 8, all targets at once);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
+# The sanitizer builds run beside the untimed integration tests, at the lowest CPU priority, so
+# they use what those tests leave idle; the timing tests start only once the builds are done, so
+# nothing shares the cores with what they measure.
 # A stage fails when its configure or build fails or when it ran no test, and a stage whose build
 # failed fails without running, so nothing is tested on binaries an earlier build left behind.
 # FULL=1 widens the integration matrices (make test-full).
 #
-# Stages: build unit integration interop asan asan-unit asan-integration fuzz tsan.
+# Stages: build unit integration-untimed integration interop asan asan-unit asan-integration fuzz
+# tsan.
 # PUNCTUAL_ONLY_STAGE=STAGE[,STAGE...] runs only those stages (and the build each one tests).
 # PUNCTUAL_BREAK_STAGE=STAGE breaks that stage the way a real breakage looks, to prove that the
 # stage then fails and the script exits non-zero; it is not part of `make test`:
 #   asan, tsan        configure with a flag the compiler rejects, so the build fails (the next
 #                     run without it sets the flags back);
 #   build             asks for a target that does not exist;
-#   unit, integration, asan-unit
+#   unit, integration-untimed, integration, asan-unit
 #                     select a label no test has, so the stage runs no test;
 #   asan-integration  names a test file that does not exist;
 #   fuzz              looks for the fuzz targets where none were built;
@@ -32,15 +36,14 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-8}
 JOBS=${JOBS:-$(nproc)}
 ONLY=${PUNCTUAL_ONLY_STAGE:-}
 BREAK=${PUNCTUAL_BREAK_STAGE:-}
-passed=0
-failed=0
-failures=()
+# Each stage leaves its outcome in a file here: stages that run in the background report through it.
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
 
 # The build whose binaries each test stage runs.
-declare -A built_by=([unit]=build [integration]=build [interop]=build
+declare -A built_by=([unit]=build [integration-untimed]=build [integration]=build [interop]=build
                      [asan-unit]=asan [asan-integration]=asan [fuzz]=asan)
-declare -A result=()
-stages=" build unit integration interop asan asan-unit asan-integration fuzz tsan "
+stages=" build unit integration-untimed integration interop asan asan-unit asan-integration fuzz tsan "
 for s in ${ONLY//,/ } $BREAK; do
   if [[ $stages != *" $s "* ]]; then
     echo "run-tests.sh: no stage '$s' (stages:$stages)" >&2
@@ -68,29 +71,43 @@ label() {  # label STAGE LABEL
 
 # Each stage has a time budget (seconds, measured 2-4x below it on 2 cores); a stage that hangs
 # is killed and fails instead of eating CI's time.
+result_of() {  # result_of STAGE: ok, failed, or nothing if it has not run
+  cat "$results/$1" 2>/dev/null || true
+}
+
 stage() {  # stage STAGE NAME BUDGET COMMAND...
   local key=$1 name=$2 budget=$3
   shift 3
   wanted "$key" || return 0
-  local t0=$SECONDS build=${built_by[$key]:-}
+  local t0=$SECONDS build=${built_by[$key]:-} outcome
   [[ ${FULL:-0} == 1 ]] && budget=$((budget * 3))  # make test-full runs the wider matrices
   echo "=== $name (budget ${budget} s)"
-  if [[ -n $build && ${result[$build]:-} != ok ]]; then
-    result[$key]=failed
+  if [[ -n $build && $(result_of "$build") != ok ]]; then
+    outcome=failed
     echo "=== $name: FAILED (not run: its build failed)"
   elif timeout --kill-after=10 "$budget" "$@"; then
-    result[$key]=ok
+    outcome=ok
     echo "=== $name: ok ($((SECONDS - t0)) s)"
   else
-    result[$key]=failed
+    outcome=failed
     echo "=== $name: FAILED ($((SECONDS - t0)) s)"
   fi
-  if [[ ${result[$key]} == ok ]]; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    failures+=("$name")
-  fi
+  echo "$outcome" >"$results/$key"
+}
+
+# beside FUNCTION: runs the stages FUNCTION starts in the background at the lowest CPU priority,
+# its output held until `join_beside` prints it, so the foreground's lines are not interleaved.
+beside_pid=
+beside() {
+  ( renice -n 19 -p "$BASHPID" >/dev/null; "$1" ) >"$results/beside.log" 2>&1 &
+  beside_pid=$!
+}
+join_beside() {
+  [[ -n $beside_pid ]] || return 0
+  echo "=== waiting for the stages run beside the foreground"
+  wait "$beside_pid" || true
+  cat "$results/beside.log"
+  beside_pid=
 }
 
 # The functions below run in a fresh bash under the stage's timeout; each is started with
@@ -158,23 +175,31 @@ export SAN_BUILD TSAN_BUILD JOBS SAN_CXXFLAGS TSAN_CXXFLAGS
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+sanitizer_builds() {  # the ASan+UBSan build, then the TSan build and its tests
+  stage asan "asan+ubsan build" 480 bash -euo pipefail -c san_build
+  stage tsan "tsan: recorder and engine tests" 240 bash -euo pipefail -c tsan_tests
+}
+
 # `make test` has just built it; run directly, the script must not test stale binaries.
 stage build "normal build" 600 bash -euo pipefail -c 'quiet_build "$@"' _ "$BUILD" -j "$JOBS" \
   "${build_target[@]}"
 stage unit "normal build: unit tests" 120 \
   ctest --test-dir "$BUILD" -L "$(label unit unit)" --no-tests=error --output-on-failure -j "$JOBS"
-# Two at a time: the tests that time something are RUN_SERIAL (tests/CMakeLists.txt), so no
-# other test's load shares the cores with what they measure; the rest may pair up.
-stage integration "normal build: integration tests (nginx, punctual serve)" 330 \
-  ctest --test-dir "$BUILD" -L "$(label integration integration)" --no-tests=error \
-  --output-on-failure -j 2 --timeout 300
-stage asan "asan+ubsan build" 360 bash -euo pipefail -c san_build
+beside sanitizer_builds
+# The integration tests that time nothing (tests/CMakeLists.txt) pair up, beside the builds.
+stage integration-untimed "normal build: untimed integration tests (nginx, punctual serve)" 240 \
+  ctest --test-dir "$BUILD" -L "$(label integration-untimed integration)" -LE timing \
+  --no-tests=error --output-on-failure -j 2 --timeout 240
+join_beside
+# The tests that time something are RUN_SERIAL: nothing else runs while they measure.
+stage integration "normal build: timing integration tests (nginx, punctual serve)" 300 \
+  ctest --test-dir "$BUILD" -L "$(label integration timing)" --no-tests=error \
+  --output-on-failure -j 2 --timeout 240
 stage asan-unit "asan+ubsan: unit tests" 180 \
   ctest --test-dir "$SAN_BUILD" -L "$(label asan-unit unit)" --no-tests=error --output-on-failure \
   -j "$JOBS"
 stage asan-integration "asan+ubsan: low-rate integration subset" 120 \
   bash -euo pipefail -c 'san_integration "$@"' _ "${san_tests[@]}"
-stage tsan "tsan: recorder and engine tests" 180 bash -euo pipefail -c tsan_tests
 # Every target at once: a smoke pass (make fuzz fuzzes for real), and ~5 s of target start-up
 # each made one target per core take a minute.
 stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
@@ -182,6 +207,13 @@ stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
 stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$punctual"
 
 echo
-for f in "${failures[@]}"; do echo "failed stage: $f"; done
+passed=0
+failed=0
+for key in $stages; do
+  case $(result_of "$key") in
+    ok) passed=$((passed + 1)) ;;
+    failed) failed=$((failed + 1)); echo "failed stage: $key" ;;
+  esac
+done
 echo "stages: $passed passed, $failed failed"
 ((failed == 0))
