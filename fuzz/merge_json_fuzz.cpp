@@ -4,11 +4,11 @@
 // else escapes, crashes or reads out of bounds, and a merge keeps planned as the shards' sum.
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
 
 #include "fuzz_check.hpp"
+#include "report/json.hpp"
 #include "report/merged_report.hpp"
 
 namespace {

@@ -4,12 +4,12 @@
 // seeds are real reports, so mutations keep most of their shape and reach deep into it.
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "fuzz_check.hpp"
 #include "report/html_report.hpp"
+#include "report/json.hpp"
 #include "report/timeline_csv.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

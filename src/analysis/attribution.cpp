@@ -18,12 +18,21 @@ attribution attribute(const record::second_views& s) noexcept {
   a.send_lag_allowance_ns =
       send_lag_allowance(static_cast<double>(s.response_time.value_at_percentile(99)));
   const bool generator_late = a.send_lag_p99_ns > a.send_lag_allowance_ns;
+  // A late generator is also late to read the responses that free its connections, so the
+  // queue wait beside it is its doing too (a starved worker shows both at ~200 ms, in either
+  // order): then queue wait counts for the generator, not as queueing of its own.
+  const auto weight = [&](component c) {
+    if (generator_late && c == component::send_lag)
+      return std::max(p99(c), p99(component::queue_wait));
+    if (generator_late && c == component::queue_wait) return 0.0;
+    return p99(c);
+  };
   // Ties go to the earlier component in this order: the server first.
   constexpr component order[] = {component::service_time, component::queue_wait,
                                  component::connect_time, component::send_lag};
   for (const component c : order) {
     if (c == component::send_lag && !generator_late) continue;
-    if (p99(c) > p99(a.component)) a.component = c;
+    if (weight(c) > weight(a.component)) a.component = c;
   }
   a.cause = record::component_causes[static_cast<std::size_t>(a.component)];
   return a;

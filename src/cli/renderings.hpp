@@ -2,8 +2,9 @@
 // atomically; shared by `run` (from the report it just wrote) and `report RUN.json`.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include "report/json.hpp"
 
 namespace punctual::cli {
 

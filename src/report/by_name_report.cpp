@@ -3,14 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <nlohmann/json.hpp>
-
 #include "analysis/text.hpp"
+#include "report/json.hpp"
 #include "report/run_report.hpp"
 #include "report/sections.hpp"
 
 namespace punctual::report {
-
 
 namespace {
 

@@ -2,11 +2,11 @@
 // rendered from the JSON run report, so a run can be read, and its tail seen, without tools.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <vector>
 
 #include "punctual/histogram/histogram.hpp"
+#include "report/json.hpp"
 #include "report/svg_chart.hpp"
 
 namespace punctual::report {

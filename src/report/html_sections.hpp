@@ -4,12 +4,12 @@
 // mistyped key: an old report renders with what it has.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "punctual/histogram/histogram.hpp"
+#include "report/json.hpp"
 #include "report/svg_chart.hpp"
 
 namespace punctual::report {

@@ -3,16 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <nlohmann/json.hpp>
-
 #include "analysis/text.hpp"
+#include "report/json.hpp"
 #include "report/run_report.hpp"
 #include "report/sections.hpp"
 #include "run/describe.hpp"
 #include "schedule/plan.hpp"
 
 namespace punctual::report {
-
 
 namespace {
 
@@ -140,7 +138,8 @@ json sessions_json(const run::config& c, const run::result& r) {
     const auto& n = r.by_name[sc.session_name];
     json failed_at = json::object();
     for (const auto& st : sc.steps) {
-      if (st.name < r.by_name.size()) failed_at[c.mix[st.name].name] = r.by_name[st.name].sessions_failed_here;
+      if (st.name < r.by_name.size())
+        failed_at[c.mix[st.name].name] = r.by_name[st.name].sessions_failed_here;
     }
     out[sc.name] = {
         {"planned", n.planned},

@@ -5,7 +5,6 @@
 #include <array>
 #include <chrono>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "punctual/histogram/sparse_counts.hpp"
 #include "record/counters.hpp"
 #include "record/view_set.hpp"
+#include "report/json.hpp"
 #include "report/merged_report.hpp"
 
 namespace punctual::report {

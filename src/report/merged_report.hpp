@@ -4,13 +4,13 @@
 // lag) stays that shard's verdict, named by shard.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "analysis/slo.hpp"
+#include "report/json.hpp"
 #include "report/run_report.hpp"
 
 namespace punctual::report {

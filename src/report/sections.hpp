@@ -5,12 +5,12 @@
 
 #include <array>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
 #include "punctual/histogram/histogram.hpp"
 #include "record/outcome.hpp"
+#include "report/json.hpp"
 #include "report/run_report.hpp"
 
 namespace punctual::report {

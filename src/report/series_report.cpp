@@ -4,11 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <nlohmann/json.hpp>
-
 #include "analysis/attribution.hpp"
 #include "analysis/text.hpp"
 #include "punctual/histogram/codec.hpp"
+#include "report/json.hpp"
 #include "report/run_report.hpp"
 #include "report/sections.hpp"
 
@@ -18,7 +17,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 constexpr nanoseconds one_second{1'000'000'000};
-
 
 // The schedule's planned requests (by intended time, per second) whose second starts in the row.
 std::uint64_t planned_in_row(const run::result& r, std::int64_t row, nanoseconds width) {

@@ -2,8 +2,9 @@
 // interval of the .hlog (a second), RFC 4180.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <ostream>
+
+#include "report/json.hpp"
 
 namespace punctual::report {
 

@@ -43,6 +43,17 @@ TEST(attribution, send_lag_within_the_validity_allowance_is_not_named) {
             component::connect_time);
 }
 
+TEST(attribution, queue_wait_beside_a_late_generator_is_the_generators) {
+  // A starved worker: late to send and late to read the responses that free its connections.
+  EXPECT_EQ(attribute(with(450'000'000, 214'000'000, 228'000'000, 0, 1'200'000)).cause,
+            "the generator");
+  // On time, the same queue wait is queueing.
+  EXPECT_EQ(attribute(with(450'000'000, 200'000, 228'000'000, 0, 1'200'000)).cause,
+            "queueing behind busy connections");
+  // A server slower than the late generator is still named.
+  EXPECT_EQ(attribute(with(900'000'000, 214'000'000, 228'000'000, 0, 600'000'000)).cause, "server");
+}
+
 TEST(attribution, ties_go_to_the_server) {
   EXPECT_EQ(attribute(with(10'000'000, 0, 5'000'000, 0, 5'000'000)).component,
             component::service_time);

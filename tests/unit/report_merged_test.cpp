@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "report/json.hpp"
 #include "report/merged_parts.hpp"
 #include "report/merged_report.hpp"
 
@@ -15,17 +15,17 @@ using punctual::report::shard_report;
 
 ordered_json check_json(const char* name, double figure, double threshold, bool pass,
                         const std::string& note) {
-  return {{"name", name},         {"figure", figure}, {"relation", "<="},
-          {"threshold", threshold}, {"unit", "ns"},   {"level", "gating"},
-          {"pass", pass},         {"note", note}};
+  return {{"name", name}, {"figure", figure},  {"relation", "<="}, {"threshold", threshold},
+          {"unit", "ns"}, {"level", "gating"}, {"pass", pass},     {"note", note}};
 }
 
 shard_report shard_with(std::uint32_t index, std::uint32_t count, ordered_json checks) {
   shard_report s;
   s.name = "shard-" + std::to_string(index) + ".json";
-  s.doc = {{"schedule", {{"shard", {{"index", index}, {"count", count}}},
-                         {"plan_sha256", std::string(64, 'a')},
-                         {"start_at_unix_ns", 5}}},
+  s.doc = {{"schedule",
+            {{"shard", {{"index", index}, {"count", count}}},
+             {"plan_sha256", std::string(64, 'a')},
+             {"start_at_unix_ns", 5}}},
            {"validity", {{"checks", checks}}}};
   return s;
 }
@@ -82,6 +82,16 @@ TEST(merged_checks, order_shards_refuses_what_is_not_one_run) {
   other_start.doc["schedule"]["start_at_unix_ns"] = 6;
   EXPECT_NE(refusal({shard_with(0, 2, empty), other_start}).find("another --start-at"),
             std::string::npos);
+}
+
+// A report is a file anyone may edit: a check without a name is a lookup of what is not there,
+// which throws (report/json.hpp) instead of asserting, and so becomes a refusal.
+TEST(merged_checks, a_check_without_its_name_is_a_json_error_not_a_crash) {
+  auto nameless = check_json("start_lag", 7e5, 1e8, true, "");
+  nameless.erase("name");
+  const std::vector<shard_report> shards{shard_with(0, 1, ordered_json::array({nameless}))};
+  punctual::analysis::validity_report report;
+  EXPECT_THROW(punctual::report::carry_shard_checks(shards, report), nlohmann::json::exception);
 }
 
 }  // namespace
