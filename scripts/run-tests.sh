@@ -6,9 +6,10 @@
 #      integration tests (bad input, retries, hostile TLS servers); TSan on the recorder and engine tests;
 #   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 8, all targets at once);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
-# The sanitizer builds run beside the untimed integration tests, at the lowest CPU priority, so
-# they use what those tests leave idle; the timing tests start only once the builds are done, so
-# nothing shares the cores with what they measure.
+# The sanitizer builds run beside the tests that time nothing (unit, untimed integration,
+# interop), at the lowest CPU priority, so they use what those tests leave idle; the tests that
+# time something start only once the builds are done, so nothing shares the cores with what
+# they measure.
 # A stage fails when its configure or build fails or when it ran no test, and a stage whose build
 # failed fails without running, so nothing is tested on binaries an earlier build left behind.
 # FULL=1 widens the integration matrices (make test-full).
@@ -172,7 +173,8 @@ build_target=()
 # The deadline rule runs under ASan in the unit tests (engine_deadline_test), with scripted
 # servers on both sides of each deadline.
 san_tests=(tests/integration/test_retries.py tests/integration/test_bad_input.py
-           tests/integration/test_tls.py tests/integration/test_h2_hostile.py)
+           tests/integration/test_retry_counts.py tests/integration/test_tls.py
+           tests/integration/test_h2_hostile.py)
 [[ $BREAK == asan-integration ]] && san_tests+=(tests/integration/test_no_such_test.py)
 fuzz_dir=$SAN_BUILD
 [[ $BREAK == fuzz ]] && fuzz_dir=$SAN_BUILD/no-fuzz-targets-here
@@ -192,16 +194,20 @@ sanitizer_builds() {  # the ASan+UBSan build, then the TSan build and its tests
 # `make test` has just built it; run directly, the script must not test stale binaries.
 stage build "normal build" 600 bash -euo pipefail -c 'quiet_build "$@"' _ "$BUILD" -j "$JOBS" \
   "${build_target[@]}"
-stage unit "normal build: unit tests" 120 \
-  ctest --test-dir "$BUILD" -L "$(label unit unit)" --no-tests=error --output-on-failure -j "$JOBS"
 beside 19 sanitizer_builds
-# The integration tests that time nothing (tests/CMakeLists.txt) pair up, beside the builds.
+# The unit and integration tests that time nothing (tests/CMakeLists.txt), beside the builds.
+stage unit "normal build: unit tests" 120 \
+  ctest --test-dir "$BUILD" -L "$(label unit unit)" -LE timing --no-tests=error \
+  --output-on-failure -j "$JOBS"
 stage integration-untimed "normal build: untimed integration tests (nginx, punctual serve)" 240 \
   ctest --test-dir "$BUILD" -L "$(label integration-untimed integration)" -LE timing \
   --no-tests=error --output-on-failure -j 2 --timeout 240
+# The interop check times nothing either (a run's exit 4 is accepted).
+stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$punctual"
 join_beside
-# The tests that time something are RUN_SERIAL: nothing else runs while they measure.
-stage integration "normal build: timing integration tests (nginx, punctual serve)" 300 \
+# The tests that time something (integration tests, and the unit test that stops its own
+# process on a schedule) are RUN_SERIAL: nothing else runs while they measure.
+stage integration "normal build: timing tests (nginx, punctual serve)" 300 \
   ctest --test-dir "$BUILD" -L "$(label integration timing)" --no-tests=error \
   --output-on-failure -j 2 --timeout 240
 stage asan-unit "asan+ubsan: unit tests" 180 \
@@ -209,17 +215,10 @@ stage asan-unit "asan+ubsan: unit tests" 180 \
   -j "$JOBS"
 stage asan-integration "asan+ubsan: low-rate integration subset" 120 \
   bash -euo pipefail -c 'san_integration "$@"' _ "${san_tests[@]}"
-interop_check() {
-  stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$punctual"
-}
-# The interop check times nothing (a run's exit 4 is accepted): it runs beside the fuzzers, which
-# run for a fixed time.
-beside 0 interop_check
 # Every target at once: a smoke pass (make fuzz fuzzes for real), and ~5 s of target start-up
 # each made one target per core take a minute.
 stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
   env FUZZ_JOBS="${FUZZ_JOBS:-16}" bash scripts/run-fuzz.sh "$fuzz_dir"
-join_beside
 
 echo
 passed=0

@@ -136,7 +136,8 @@ void html_workload(std::string& out, const html_json& report) {
   if (const std::string text = html_string(model, "schedule"); !text.empty()) {
     html_fact(out, "schedule", xml_escape(text));
   }
-  if (const std::string shards = html_shard_text(report); !shards.empty()) html_fact(out, "shards", shards, true);
+  if (const std::string shards = html_shard_text(report); !shards.empty())
+    html_fact(out, "shards", shards, true);
   html_fact(out, "connections / threads",
             html_count(html_number(model, "connections")) + " / " +
                 html_count(html_number(model, "threads")));
@@ -473,7 +474,7 @@ std::string html_count(double n) {
 }
 
 std::string html_utc(double unix_ns) {
-  if (!(unix_ns > 0)) return "-";
+  if (!(unix_ns > 0) || unix_ns >= 0x1p63) return "-";  // past 2262 is not a time of a run
   const auto ns = static_cast<long long>(unix_ns);
   const std::time_t s = ns / 1'000'000'000;
   std::tm tm{};

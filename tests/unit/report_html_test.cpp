@@ -13,6 +13,7 @@
 #include "punctual/histogram/iteration.hpp"
 #include "record/view_set.hpp"
 #include "report/html_report.hpp"
+#include "report/html_sections.hpp"
 
 namespace punctual::report {
 namespace {
@@ -165,6 +166,14 @@ double attribute_of(const std::string& svg, const std::string& element, const st
   if (at == std::string::npos) return -1;
   const auto v = svg.find(" " + name + "=\"", at) + name.size() + 3;
   return std::stod(svg.substr(v, svg.find('"', v) - v));
+}
+
+// A report read back may hold any number: instants beyond what 64-bit nanoseconds hold (the
+// year 2262) are no time of a run, and were an overflowing cast (report_json_fuzz).
+TEST(html_report, instants_past_what_int64_holds_are_no_time) {
+  EXPECT_EQ(punctual::report::html_utc(1e19), "-");
+  EXPECT_EQ(punctual::report::html_utc(-5), "-");
+  EXPECT_EQ(punctual::report::html_utc(1.7e18), "2023-11-14 22:13:20.000 UTC");
 }
 
 TEST(html_report, spectrum_points_are_the_percentile_iteration) {
