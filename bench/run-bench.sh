@@ -293,8 +293,8 @@ punctual_run() {  # NAME ARGS...
   timed "$name" "$PUNCTUAL" run "$@" --json "$raw/$name.json" "$url"
 }
 
-floor_run() {  # NAME MODE: the reference generator that does only the unavoidable kernel work
-  timed "$1" "$floor_bin" "$2" "$port" "$rate1" "$conns1" "$dur"
+floor_run() {  # NAME MODE [FLAG...]: the reference generator that does only the unavoidable kernel work
+  timed "$1" "$floor_bin" "$2" "$port" "$rate1" "$conns1" "$dur" "${@:3}"
 }
 
 h2load_run() {  # NAME
@@ -318,6 +318,8 @@ section1() {
       punctual_run "s1_cpu_${mode}_r$round" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
       (( round % 2 == 1 )) && floor_run "s1_cpu_floor_${mode}_r$round" "$mode"
     done
+    # The coarse floor that also takes each response's kernel receive stamp, as punctual must.
+    floor_run "s1_cpu_floor_stamped_r$round" coarse --stamp
     punctual_run "s1_cpu_spin_r$round" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision spin
     (( have_h2load )) && h2load_run "s1_cpu_h2load_r$round"
   done
@@ -642,7 +644,7 @@ per_round = {}
 for mode in ("coarse", "fine", "spin"):
     per_round["punctual " + mode] = [punctual_round(mode, r) for r in rounds]
 per_round["h2load"] = [h2load_round(r) for r in rounds]
-for mode in ("coarse", "fine"):
+for mode in ("coarse", "fine", "stamped"):
     per_round["floor " + mode] = [floor_round(mode, r) for r in rounds]
 
 
@@ -674,6 +676,8 @@ for name, v in tools.items():
     v["cpu_ratio_to_h2load"] = round_ratio(name, "h2load")
     v["cpu_ratio_to_floor"] = (round_ratio(name, "floor " + name.split()[-1])
                                if name.startswith("punctual") else None)
+    if name == "punctual coarse":
+        v["cpu_ratio_to_stamped_floor"] = round_ratio(name, "floor stamped")
     for p in ("50", "99"):
         mine = v["wire"] and v["wire"]["abs_gap_error_us"][p]
         theirs = ref and ref["wire"] and ref["wire"]["abs_gap_error_us"][p]
@@ -886,6 +890,8 @@ if "1" in sections:
               f"{fmt(v['cpu_ratio_to_h2load'], '.2f'):>8} {fmt(v['cpu_ratio_to_floor'], '.2f'):>7} "
               f"{fmt(v.get('worker_cpu_us_per_request'), '.2f'):>13} "
               f"{fmt(v.get('sleeps_per_request'), '.3f'):>10} {fmt(v['rate_sent_per_s'], '.0f'):>8}")
+    stamped = tools.get("punctual coarse", {}).get("cpu_ratio_to_stamped_floor")
+    print(f"   punctual coarse over the floor with receive stamps (floor stamped): {fmt(stamped, '.2f')}")
     print("   (floor: bench/floor_generator.cpp, the same schedule with only the kernel work any "
           "generator needs:\n    one send and one receive per request, and its sleeps; no parsing or "
           "recording. x floor: punctual's mode over it)")

@@ -5,12 +5,14 @@
 // body length, chunking, keep-alive). Bytes may arrive split at any boundary.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "http/body_needle.hpp"
 #include "http/byte_runs.hpp"
+#include "http/response_head.hpp"
 
 namespace punctual::http {
 
@@ -136,6 +138,14 @@ class response_parser {
   std::size_t length_run(const char* p, std::size_t n) noexcept;
   std::size_t status_prefix(const char* p, std::size_t n) noexcept;
   std::size_t line_end(const char* p, std::size_t n) noexcept;
+
+  // The last head whole_head read, byte for byte, and what it found: a server answers the same
+  // request with the same head but for its Date, which changes once a second, so the next head
+  // is most often these bytes again and needs no second reading (the result depends on the
+  // head's bytes alone). Heads longer than this are read every time.
+  static constexpr std::size_t remembered_head_bytes = 512;
+  std::array<char, remembered_head_bytes> last_head_bytes_{};
+  response_head last_head_{};
 
   state state_ = state::version;
   parse_error error_ = parse_error::none;

@@ -2,7 +2,9 @@
 // must leave exactly the state the byte-wise path in response_parser.cpp would, whatever the
 // split of the input; the unit tests and the fuzz target compare the two on every input.
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <optional>
 
 #include "http/byte_runs.hpp"
 #include "http/response_head.hpp"
@@ -75,8 +77,18 @@ std::size_t response_parser::one_run(const char* p, std::size_t n) noexcept {
 // A plain head that is all here, taken in one pass (http/response_head.hpp).
 std::size_t response_parser::whole_head(const char* p, std::size_t n) noexcept {
   if (index_ != 0) return 0;
-  const auto head = read_whole_head(p, n, max_header_bytes);
-  if (!head) return 0;
+  std::optional<response_head> head;
+  if (last_head_.size != 0 && n >= last_head_.size &&
+      std::memcmp(p, last_head_bytes_.data(), last_head_.size) == 0) {
+    head = last_head_;
+  } else {
+    head = read_whole_head(p, n, max_header_bytes);
+    if (!head) return 0;
+    if (head->size <= remembered_head_bytes) {
+      std::memcpy(last_head_bytes_.data(), p, head->size);
+      last_head_ = *head;
+    }
+  }
   minor_version_ = head->minor_version;
   status_code_ = head->status_code;
   has_content_length_ = head->has_content_length;
