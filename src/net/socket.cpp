@@ -118,6 +118,11 @@ bool enable_receive_timestamps(int fd) noexcept {
 
 io_result read_stamped(int fd, char* buffer, std::size_t size,
                        std::chrono::nanoseconds& stamp) noexcept {
+  return read_result(recv_stamped(fd, buffer, size, stamp));
+}
+
+ssize_t recv_stamped(int fd, char* buffer, std::size_t size,
+                     std::chrono::nanoseconds& stamp) noexcept {
   iovec iov{buffer, size};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
   msghdr msg{};
@@ -136,7 +141,7 @@ io_result read_stamped(int fd, char* buffer, std::size_t size,
                                        ts.tv_nsec};
     }
   }
-  return read_result(n);
+  return n;
 }
 
 io_result write_some(int fd, const char* data, std::size_t size) noexcept {

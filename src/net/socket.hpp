@@ -52,6 +52,10 @@ bool enable_receive_timestamps(int fd) noexcept;
 // stamp is that of the LAST one consumed: the time the newest of the bytes returned arrived.
 io_result read_stamped(int fd, char* buffer, std::size_t size,
                        std::chrono::nanoseconds& stamp) noexcept;
+// The same as recv(2) reports it (a byte count, 0 at the peer's close, -1 with errno), for a
+// caller that keeps recv's conventions.
+ssize_t recv_stamped(int fd, char* buffer, std::size_t size,
+                     std::chrono::nanoseconds& stamp) noexcept;
 io_result write_some(int fd, const char* data, std::size_t size) noexcept;
 
 // Closes with SO_LINGER 0 so the generator does not pile up TIME_WAIT sockets on resets.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "net/socket.hpp"
 #include "server/h2_connection.hpp"
 
 namespace punctual::server {
@@ -70,8 +71,9 @@ connection::connection(int fd, std::uint32_t generation, nanoseconds now, nanose
 
 connection::~connection() = default;
 
-ssize_t connection::receive(char* buffer, std::size_t size) {
-  return tls_ ? tls_->read(buffer, size) : ::recv(fd_, buffer, size, 0);
+ssize_t connection::receive(char* buffer, std::size_t size, std::chrono::nanoseconds& stamp) {
+  stamp = std::chrono::nanoseconds{0};
+  return tls_ ? tls_->read(buffer, size) : net::recv_stamped(fd_, buffer, size, stamp);
 }
 
 ssize_t connection::send_some(const char* data, std::size_t size) {

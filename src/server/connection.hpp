@@ -89,7 +89,8 @@ class connection {
   bool hostile() const { return hostile_ != tls_fault_kind::none; }
 
   // Reads as recv() does, through TLS on a TLS connection.
-  ssize_t receive(char* buffer, std::size_t size);
+  // `stamp`: the kernel's receive stamp (CLOCK_REALTIME) of a plain read, 0 for TLS.
+  ssize_t receive(char* buffer, std::size_t size, std::chrono::nanoseconds& stamp);
   // Hostile connections: bytes of the ClientHello. Once it is complete, queues the fault's
   // answer; true when there is something to write.
   bool on_hello_bytes(std::string_view data, const tls_context& tls, const response_set& responses);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "net/clock.hpp"
+#include "net/socket.hpp"
 
 namespace punctual::server {
 
@@ -126,6 +127,7 @@ void worker::accept_all() {
     if (fd < 0) return;  // EAGAIN, or out of descriptors: try again on the next event
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (!tls_) net::enable_receive_timestamps(fd);
     std::uint32_t slot = 0;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
@@ -190,10 +192,12 @@ void worker::on_connection_event(std::uint32_t slot, std::uint32_t events) {
 void worker::read_all(std::uint32_t slot) {
   connection& conn = *slots_[slot];
   while (!conn.reading_closed()) {
-    const ssize_t n = conn.receive(read_buffer_.data(), read_buffer_.size());
+    nanoseconds stamp{};
+    const ssize_t n = conn.receive(read_buffer_.data(), read_buffer_.size(), stamp);
     if (n > 0) {
-      // The head is complete when the bytes that complete it have been read (and decrypted).
-      const nanoseconds arrival = net::mono_now();
+      // The head is complete when the bytes that complete it arrived: the stamp of the last
+      // packet this read consumed, or (TLS, which reads the socket itself) when it was read.
+      const nanoseconds arrival = arrival_of(stamp);
       const std::string_view data(read_buffer_.data(), static_cast<std::size_t>(n));
       conn.on_bytes(data, arrival, policy_);
       arm(slot);
@@ -212,6 +216,17 @@ void worker::read_all(std::uint32_t slot) {
       return;
     }
   }
+}
+
+nanoseconds worker::arrival_of(nanoseconds stamp) noexcept {
+  const nanoseconds now = net::mono_now();
+  if (stamp.count() == 0) return now;
+  // The wall clock may be stepped (NTP): the mapping is taken again once a second.
+  if (now - clocks_mapped_at_ >= std::chrono::seconds(1)) {
+    to_mono_.refresh();
+    clocks_mapped_at_ = now;
+  }
+  return std::min(to_mono_(stamp), now);
 }
 
 // A hostile connection reads until the socket is empty, whatever it has answered, so that

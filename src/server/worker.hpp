@@ -9,6 +9,7 @@
 #include <queue>
 #include <vector>
 
+#include "net/clock.hpp"
 #include "server/arrival_log.hpp"
 #include "server/connection.hpp"
 #include "server/h2_connection.hpp"
@@ -48,6 +49,7 @@ class worker {
   void on_connection_event(std::uint32_t slot, std::uint32_t events);
   void read_all(std::uint32_t slot);
   void read_hello(std::uint32_t slot);
+  std::chrono::nanoseconds arrival_of(std::chrono::nanoseconds stamp) noexcept;
   bool finish_handshake(std::uint32_t slot);
   void flush_due();
   void mark_ready(std::uint32_t slot);
@@ -73,6 +75,11 @@ class worker {
   std::vector<std::uint32_t> flushing_;
   std::priority_queue<due_entry, std::vector<due_entry>, std::greater<>> due_;
   std::vector<char> read_buffer_;
+  // Plain connections date a request by the kernel's receive stamp of the read that completed
+  // it, so the arrival log holds when it reached the socket, not when this thread woke to read
+  // it (tens of microseconds later on these VMs, at times milliseconds).
+  net::realtime_to_mono to_mono_;
+  std::chrono::nanoseconds clocks_mapped_at_{};
 };
 
 }  // namespace punctual::server
