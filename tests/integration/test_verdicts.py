@@ -595,8 +595,14 @@ def bad_expressions(binary):
 # ---------------------------------------------------------------------------
 
 def poisson_fit(binary, args, code=None):
-    """A Poisson run against serve; returns (result, the poisson_send_gaps check or None)."""
-    result = run_on_serve(binary, [], ["--arrival", "poisson", "--seed", "4", "-c8", *args])
+    """A Poisson run against serve; returns (result, the poisson_send_gaps check or None).
+    The server gets CPU 0 and the generator CPU 1, as in bench/: sharing a CPU with its server,
+    the generator's wake-ups wait behind the server's, which bunches its sends."""
+    with harness.punctual_serve(binary) as serve:
+        subprocess.run(["taskset", "-a", "-p", "-c", "0", str(serve.proc.pid)], capture_output=True,
+                       timeout=5)
+        result = run(binary, ["--arrival", "poisson", "--seed", "4", "-c8", *args], serve.url("/"),
+                     prefix=("taskset", "-c", "1"))
     check(result.report is not None, f"no JSON report\n{result.describe()}")
     check(result.returncode in (0, 4), f"unexpected exit\n{result.describe()}")
     return result, checks_of(result.report).get("poisson_send_gaps")
