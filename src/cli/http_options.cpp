@@ -1,5 +1,8 @@
 #include "cli/http_options.hpp"
 
+#include <string>
+#include <utility>
+
 #include "cli/command.hpp"
 #include "http/h2_request.hpp"
 #include "http/text.hpp"
@@ -32,10 +35,25 @@ std::string_view http1_only_header(std::string_view request) {
 
 }  // namespace
 
-void apply_http_options(const run_options& o, run::config& c) {
+// The first HTTP/1.1-only header of any of the run's requests, and where it was given.
+std::pair<std::string_view, std::string> first_http1_only_header(const run::config& c) {
+  if (c.mix.empty()) return {http1_only_header(c.request), "-H"};
+  for (const auto& entry : c.mix) {
+    if (const std::string_view name = http1_only_header(entry.bytes); !name.empty()) {
+      return {name, "request '" + entry.name + "'"};
+    }
+  }
+  return {};
+}
+
+std::string apply_http_options(const run_options& o, run::config& c) {
   c.http = parse_http_version(o.http);
   if (o.max_streams_given && c.http == run::http_version::http1) {
     throw usage_error("--max-streams: streams are HTTP/2's; give --http 2 or --http auto");
+  }
+  if (o.max_streams_given && c.model == run::model_kind::closed) {
+    throw usage_error(
+        "--max-streams: the closed model keeps one request in flight per connection; give more -c");
   }
   if (o.max_streams < 1 || o.max_streams > 1000) {
     throw usage_error("--max-streams " + std::to_string(o.max_streams) + ": expected 1 to 1000");
@@ -47,19 +65,22 @@ void apply_http_options(const run_options& o, run::config& c) {
                  : c.http == run::http_version::http2 ? offer::h2
                                                       : offer::h2_or_http1;
   }
-  if (c.http != run::http_version::http2) return;
+  if (c.http == run::http_version::http1) return {};
+  const auto [name, where] = first_http1_only_header(c);
+  if (c.http == run::http_version::automatic) {
+    if (name.empty()) return {};
+    return where + ": the header " + http::quoted(name) +
+           " exists only in HTTP/1.1: connections that speak h2 send the request without it";
+  }
   if (o.no_keepalive) {
     throw usage_error(
         "--no-keepalive: HTTP/2 keeps its connections open; it cannot go with --http 2");
   }
-  const auto refuse = [](std::string_view request, std::string_view where) {
-    const std::string_view name = http1_only_header(request);
-    if (name.empty()) return;
-    throw usage_error(std::string(where) + ": the header " + http::quoted(name) +
+  if (!name.empty()) {
+    throw usage_error(where + ": the header " + http::quoted(name) +
                       " exists only in HTTP/1.1 and cannot be sent with --http 2");
-  };
-  if (c.mix.empty()) refuse(c.request, "-H");
-  for (const auto& entry : c.mix) refuse(entry.bytes, "request '" + entry.name + "'");
+  }
+  return {};
 }
 
 }  // namespace punctual::cli

@@ -8,9 +8,11 @@
 namespace punctual::cli {
 
 // Sets config.http, config.max_streams and what TLS offers by ALPN. Refuses (usage_error, exit
-// 2) an unknown version, --max-streams without HTTP/2, --no-keepalive with --http 2, and with
-// --http 2 any request (of -H, --requests or --scenario) that carries a header only HTTP/1.1 has.
-// Runs once every request of the run is encoded.
-void apply_http_options(const run_options& o, run::config& config);
+// 2) an unknown version, --max-streams without HTTP/2 or with the closed model, --no-keepalive
+// with --http 2, and with --http 2 any request (of -H, --requests or --scenario) that carries a
+// header only HTTP/1.1 has. Runs once every request of the run is encoded. Returns a note (else
+// empty) for --http auto with such a header: it goes only over the connections that speak
+// HTTP/1.1.
+std::string apply_http_options(const run_options& o, run::config& config);
 
 }  // namespace punctual::cli

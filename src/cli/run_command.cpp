@@ -232,6 +232,7 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
     if (!setup.config.plan) throw usage_error("--schedule-out: the closed model has no schedule");
     write_schedule_file(setup, o.schedule_out);
   }
+  for (const auto& note : setup.notes) std::fprintf(stderr, "punctual: note: %s\n", note.c_str());
   if (setup.config.start_at && !o.quiet) {
     std::fprintf(stderr, "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
                  run::shard_name(setup.config).c_str(), o.start_at.c_str(),

@@ -290,7 +290,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   } else if (c.model == run::model_kind::open) {
     c.plan = build_plan(o, c, std::move(replay));
   }
-  apply_http_options(o, c);
+  if (std::string note = apply_http_options(o, c); !note.empty())
+    s.notes.push_back(std::move(note));
   apply_shard_options(o, c, net::unix_now());
   resolve_slo_names(s.slos, c);
   return s;

@@ -74,6 +74,8 @@ struct run_setup {
   std::vector<analysis::slo_expression> slos;
   analysis::bound_mode slo_bound = analysis::bound_mode::point;
   bool allow_uncorrected = false;
+  // One line each for stderr before the run: what the options mean that the user may not expect.
+  std::vector<std::string> notes;
 };
 
 // Checks every value and builds the configuration; throws usage_error with one line.

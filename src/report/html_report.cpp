@@ -125,6 +125,23 @@ std::string html_model_text(const html_json* model) {
   return xml_escape(text);
 }
 
+// "h2 (--http auto): 9 connections h2, 1 http/1.1; up to 100 streams each".
+std::string html_protocol_text(const html_json* protocol) {
+  std::string text = html_string(protocol, "name");
+  if (const std::string asked = html_string(protocol, "requested"); !asked.empty()) {
+    text += " (--http " + asked + ")";
+  }
+  const html_json* connections = html_find(protocol, "connections");
+  const double h2 = html_number(connections, "h2");
+  const double http1 = html_number(connections, "http/1.1");
+  if (h2 > 0) {
+    text += ": " + html_count(h2) + " connections h2, " + html_count(http1) + " http/1.1";
+    const double streams = html_number(html_find(protocol, "h2"), "max_streams");
+    if (streams > 0) text += "; up to " + html_count(streams) + " streams each";
+  }
+  return xml_escape(text);
+}
+
 void html_workload(std::string& out, const html_json& report) {
   const html_json* model = html_find(report, "model");
   const html_json* schedule = html_find(report, "schedule");
@@ -141,6 +158,8 @@ void html_workload(std::string& out, const html_json& report) {
             html_count(html_number(model, "connections")) + " / " +
                 html_count(html_number(model, "threads")));
   html_fact(out, "correction", html_correction(report));
+  if (const html_json* p = html_find(report, "protocol"))
+    html_fact(out, "protocol", html_protocol_text(p));
   if (const std::string f = html_string(html_find(model, "scenario"), "file"); !f.empty()) {
     html_fact(out, "scenario file", xml_escape(f));
   }

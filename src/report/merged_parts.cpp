@@ -189,6 +189,28 @@ void merge_attempts(const std::vector<shard_report>& shards, std::uint64_t plann
   attempts["amplification_max"] = most;
 }
 
+// Connections and HTTP/2 counts add up; the run's protocol is again the one most of the
+// connections spoke; a stream limit is each shard's own setting, the same in every shard.
+void merge_protocol(const std::vector<shard_report>& shards, json& doc) {
+  if (!doc.contains("protocol")) return;
+  json& protocol = doc["protocol"];
+  json connections = json::object();
+  json h2 = json::object();
+  for (const auto& s : shards) {
+    const json& p = s.doc.value("protocol", json::object());
+    add_numbers(connections, p.value("connections", json::object()));
+    const json& other = p.value("h2", json::object());
+    add_numbers(h2, {{"unprocessed", other.value("unprocessed", json(0))},
+                     {"rst_codes", other.value("rst_codes", json::object())}});
+  }
+  protocol["connections"] = connections;
+  const auto spoken = [&](const char* name) { return connections.value(name, std::uint64_t{0}); };
+  protocol["name"] = spoken("h2") > spoken("http/1.1") ? "h2" : "http/1.1";
+  if (!protocol.contains("h2")) return;
+  protocol["h2"]["unprocessed"] = h2["unprocessed"];
+  protocol["h2"]["rst_codes"] = h2["rst_codes"];
+}
+
 json histograms_of(const merged_sums& sums, const json& like) {
   json out = like;
   for (std::size_t i = 0; i < record::view_count; ++i) {

@@ -64,6 +64,8 @@ void write_names(const std::vector<shard_report>& shards, const merged_sums& sum
 // attempts: the amplification and each second's attempts again from the added counts.
 void merge_attempts(const std::vector<shard_report>& shards, std::uint64_t planned,
                     nlohmann::ordered_json& doc);
+// protocol: connections and HTTP/2 counts added, the protocol most connections spoke named.
+void merge_protocol(const std::vector<shard_report>& shards, nlohmann::ordered_json& doc);
 // `histograms` re-encoded from the sums, with the sections `like` has.
 nlohmann::ordered_json histograms_of(const merged_sums& sums, const nlohmann::ordered_json& like);
 

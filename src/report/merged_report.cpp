@@ -264,6 +264,7 @@ merged_run merge_runs(const std::vector<shard_report>& shards, const merge_setti
     merge_model(shards, doc);
     merge_schedule(shards, sums, doc);
     merge_counts(shards, sums, doc);
+    merge_protocol(shards, doc);
     write_latency(sums, m.verdict, doc);
     doc["validity"] = validity_json(m.verdict);
     doc["slo"] = slo_json(m.verdict);

@@ -9,6 +9,7 @@
 - nginx with `http2` over TLS: keep-alive GETs, a POST with a body, and a response larger than
   the initial flow-control window (so window updates flow), each with ok == planned, the
   protocol named h2 in the JSON, and the response bytes counted exactly as nginx logged them.
+- The closed model over h2: one request in flight per connection, every one answered.
 - --http auto takes what ALPN gives, --http 2 refuses a server that offers no h2 (exit 1, one
   line), and the options HTTP/2 cannot honour are refused with exit 2 and one line.
 
@@ -112,14 +113,36 @@ def nginx_h2(binary):
                       f"/big: {report['bytes']['received']} bytes for {planned} bodies")
 
 
+def closed_model(binary):
+    """The closed model over h2 keeps one request in flight per connection, as over HTTP/1.1."""
+    with tls_lib.tls_material() as m, tls_lib.nginx_tls_server(m, http2=True) as nginx:
+        mark = nginx.log_mark()
+        result = harness.run_punctual(binary, [
+            "--http", "2", "--model", "closed", "--cacert", m.ca_cert, "-d", "1s", "-c", "2",
+            "-t", "1", nginx.url("/")])
+        report = harness.require_report(result)
+        harness.assert_denominator(report)
+        planned = report["schedule"]["planned"]
+        check(planned > 100, f"closed model over h2: {planned} requests in 1 s")
+        check_eq(report["outcomes"]["ok"], planned, "closed model over h2: ok == planned")
+        check_eq(report["protocol"]["name"], "h2", "closed model over h2: protocol")
+        check_eq(report["protocol"]["connections"]["h2"], 2, "closed model over h2: connections")
+        check_eq(len(nginx.access_log()[mark:]), planned, "closed model over h2: requests nginx logged")
+
+
 def negotiation(binary):
     with tls_lib.tls_material() as m, tls_lib.nginx_tls_server(m) as h1_only:
         result = harness.run_punctual(binary, [
             "--http", "auto", "--cacert", m.ca_cert, "-R", "100", "-d", "500ms", "-c", "1",
-            "-t", "1", h1_only.url("/")])
+            "-t", "1", "-H", "Keep-Alive: timeout=5", h1_only.url("/")])
         report = harness.require_report(result)
         check_eq(report["protocol"]["name"], "http/1.1", "--http auto against an HTTP/1.1 server")
         check_eq(report["outcomes"]["ok"], report["schedule"]["planned"], "--http auto: ok == planned")
+        # With auto the protocol is known only per connection: the header is kept for HTTP/1.1
+        # and left out over h2, and the user is told so once.
+        notes = [line for line in harness.stderr_lines(result.stderr) if "note:" in line]
+        check(len(notes) == 1 and "Keep-Alive" in notes[0] and "h2" in notes[0],
+              f"--http auto with an HTTP/1.1-only header: one note naming it: {notes}")
         result = harness.run_punctual(binary, [
             "--http", "2", "--cacert", m.ca_cert, "-R", "100", "-d", "500ms", "-c", "1",
             "-t", "1", h1_only.url("/")], json_report=False)
@@ -146,6 +169,12 @@ def refusals(binary):
         check_eq(proc.returncode, 2, f"{args}: exit status")
         lines = harness.stderr_lines(proc.stderr)
         check(len(lines) == 1 and named in lines[0], f"{args}: one line naming {named}: {lines}")
+    args = ["--http", "2", "--model", "closed", "--max-streams", "10"]
+    proc = subprocess.run([binary, "run", "-d", "1s", *args, url], capture_output=True, text=True, timeout=10)
+    check_eq(proc.returncode, 2, f"{args}: exit status")
+    lines = harness.stderr_lines(proc.stderr)
+    check(len(lines) == 1 and "--max-streams" in lines[0] and "closed" in lines[0],
+          f"{args}: one line naming --max-streams and the closed model: {lines}")
 
 
 def main():
@@ -155,6 +184,7 @@ def main():
     cases.run("truth over 1 connection x 10 streams: the wait is queue wait", truth_few_streams, binary)
     cases.run("truth at 5000 req/s", truth_5000, binary)
     cases.run("nginx http2 over TLS", nginx_h2, binary)
+    cases.run("the closed model over h2", closed_model, binary)
     cases.run("negotiation by ALPN", negotiation, binary)
     cases.run("refusals", refusals, binary)
     return cases.finish()

@@ -235,6 +235,10 @@ def check_group(binary, n, g, stalls, single_planned, rows):
     check_eq(merged["outcomes"]["ok"], ms["planned"], f"{label}: merged ok (no request may fail here)")
     check_eq(merged["latency"]["response_time"]["count"],
              sum(s["latency"]["response_time"]["count"] for s in shards), f"{label}: merged response_time.count")
+    for spoken in ("h2", "http/1.1"):
+        check_eq(merged["protocol"]["connections"][spoken],
+                 sum(s["protocol"]["connections"][spoken] for s in shards),
+                 f"{label}: merged protocol.connections.{spoken}")
     check_eq([ms["shard"]["index"], ms["shard"]["count"]], [None, n], f"{label}: merged schedule.shard")
     check_eq(ms["plan_sha256"], g["plan_sha256"], f"{label}: merged plan_sha256")
     lags = [s["schedule"]["start_lag_ns"] for s in shards]

@@ -360,6 +360,22 @@ TEST(html_report, insecure_tls_is_loud) {
   EXPECT_TRUE(has(html, "TLSv1.3"));
 }
 
+TEST(html_report, the_protocol_spoken_is_a_fact) {
+  json report = load_report("tls.json");
+  report["protocol"] = {
+      {"name", "h2"},
+      {"requested", "auto"},
+      {"connections", {{"h2", 9}, {"http/1.1", 1}}},
+      {"h2", {{"max_streams", 64}, {"unprocessed", 0}, {"rst_codes", json::object()}}}};
+  EXPECT_TRUE(has(html_of(report),
+                  "h2 (--http auto): 9 connections h2, 1 http/1.1; up to 64 streams each"));
+  report["protocol"] = {
+      {"name", "http/1.1"}, {"requested", "1.1"}, {"connections", {{"h2", 0}, {"http/1.1", 4}}}};
+  const std::string html = html_of(report);
+  EXPECT_TRUE(has(html, "http/1.1 (--http 1.1)"));
+  EXPECT_FALSE(has(html, "streams each"));
+}
+
 TEST(html_report, a_report_without_series_or_histograms_still_renders) {
   json report = load_report("open-constant.json");
   for (const char* key : {"series", "histograms", "worst_interval"}) report.erase(key);

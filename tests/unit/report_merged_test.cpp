@@ -95,3 +95,38 @@ TEST(merged_checks, a_check_without_its_name_is_a_json_error_not_a_crash) {
 }
 
 }  // namespace
+
+// Shard 0 spoke h2 on 2 connections, shard 1 fell back to HTTP/1.1 on 3: the merged run names
+// what most connections spoke and adds the HTTP/2 counts; the stream limit stays a setting.
+TEST(merged_protocol, connections_and_h2_counts_add_and_the_majority_names_it) {
+  const auto empty = ordered_json::array();
+  std::vector<shard_report> shards{shard_with(0, 2, empty), shard_with(1, 2, empty)};
+  shards[0].doc["protocol"] = {
+      {"name", "h2"},
+      {"requested", "auto"},
+      {"connections", {{"h2", 2}, {"http/1.1", 0}}},
+      {"h2", {{"max_streams", 100}, {"unprocessed", 4}, {"rst_codes", {{"CANCEL", 3}}}}}};
+  shards[1].doc["protocol"] = {{"name", "http/1.1"},
+                               {"requested", "auto"},
+                               {"connections", {{"h2", 0}, {"http/1.1", 3}}},
+                               {"h2",
+                                {{"max_streams", 100},
+                                 {"unprocessed", 1},
+                                 {"rst_codes", {{"CANCEL", 2}, {"REFUSED_STREAM", 5}}}}}};
+  ordered_json doc = shards[0].doc;
+  punctual::report::merge_protocol(shards, doc);
+  const ordered_json& p = doc["protocol"];
+  EXPECT_EQ(p["name"], "http/1.1");
+  EXPECT_EQ(p["requested"], "auto");
+  EXPECT_EQ(p["connections"]["h2"], 2);
+  EXPECT_EQ(p["connections"]["http/1.1"], 3);
+  EXPECT_EQ(p["h2"]["max_streams"], 100);
+  EXPECT_EQ(p["h2"]["unprocessed"], 5);
+  EXPECT_EQ(p["h2"]["rst_codes"]["CANCEL"], 5);
+  EXPECT_EQ(p["h2"]["rst_codes"]["REFUSED_STREAM"], 5);
+
+  shards[1].doc["protocol"]["connections"] = {{"h2", 4}, {"http/1.1", 0}};
+  doc = shards[0].doc;
+  punctual::report::merge_protocol(shards, doc);
+  EXPECT_EQ(doc["protocol"]["name"], "h2");
+}
