@@ -95,8 +95,7 @@ std::vector<double> worker_cpu_shares(const engine::run_result& r) {
 const hdr::histogram* poisson_gaps(const run_setup& setup, const engine::run_result& r) {
   const auto& plan = setup.config.plan;
   // In the hybrid model the plan is the users' arrivals, and later steps send between them.
-  const bool fixed_poisson = plan && plan->arrival == schedule::arrival_kind::poisson &&
-                             plan->stages.empty() && !setup.config.hybrid;
+  const bool fixed_poisson = plan && plan->fixed_poisson() && !setup.config.hybrid;
   return fixed_poisson ? &r.send_gaps : nullptr;
 }
 

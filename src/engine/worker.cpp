@@ -51,6 +51,7 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
+  fits_send_gaps_ = plan && plan->fixed_poisson() && !config.hybrid;
   if (config.hybrid) {
     // This worker's share of --max_users, split as the connections are. With a connection per
     // user, the worker's connections are its users' slots (the CLI sized them).
@@ -136,6 +137,7 @@ void worker::prepare(nanoseconds start) {
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
                     window_end_ + graceful + config_.timeout, config_.name_count(),
                     config_.timeout);
+  if (fits_send_gaps_) recorder_->keep_send_gaps();
   if (sessions_) {
     recorder_->keep_steps();
     sessions_->attach(*recorder_, window_end_ + graceful);
@@ -197,10 +199,14 @@ void worker::dispatch_due(nanoseconds now) {
     t.intended = intended;
     t.index = next_.index;
     t.name = requests_.name_of(t.index);
+    // The next entry is read before this one is sent: when it is due too, its send lag's slot
+    // is fetched now, and this send's system call hides the fetch.
+    next_entry();
+    if (has_next_ && start_ + next_.offset <= now)
+      recorder_->prefetch_send_lag(start_ + next_.offset, now);
     recorder_->on_planned(intended, t.name);
     budget_.on_first_attempt();
     admit(t, now);
-    next_entry();
   }
 }
 

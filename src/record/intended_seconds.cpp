@@ -52,6 +52,12 @@ second_views* intended_seconds::at(std::int64_t second) noexcept {
   return nullptr;
 }
 
+const second_views* intended_seconds::peek(std::int64_t second) const noexcept {
+  const slot& s = slots_[static_cast<std::size_t>(second) & (size_ - 1)];
+  const bool recording = s.state.load(std::memory_order_relaxed) == slot_state::recording;
+  return recording && s.views.second == second ? &s.views : nullptr;
+}
+
 void intended_seconds::retire_through(std::int64_t second) noexcept {
   if (second <= retired_through_.load(std::memory_order_relaxed)) return;
   for (std::size_t i = 0; i < size_; ++i) {

@@ -68,6 +68,8 @@ class intended_seconds {
   // second that held it before, or `second` is older than the ring): the sample is then counted
   // in lost() instead. Never allocates.
   second_views* at(std::int64_t second) noexcept;
+  // The set at() would give for `second` if it is already recording, else nullptr; claims none.
+  const second_views* peek(std::int64_t second) const noexcept;
   // Every second up to `second` is complete: hand them to the collector.
   void retire_through(std::int64_t second) noexcept;
   std::uint64_t lost() const noexcept { return lost_; }

@@ -19,6 +19,7 @@ class interval_exchange {
 
   // Worker side.
   view_set& current() noexcept { return sets_[current_]; }
+  const view_set& peek() const noexcept { return sets_[current_]; }
   // Offers the current set, holding interval `index`; returns false if the spare is still taken.
   bool hand_over(std::int64_t index) noexcept;
 

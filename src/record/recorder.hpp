@@ -93,6 +93,12 @@ class recorder {
   void set_listener(outcome_listener* listener) noexcept { listener_ = listener; }
   void on_dropped(const request_times& t) noexcept;
   void on_dispatched(const request_times& t) noexcept;  // send lag
+  // A hint: a first attempt intended at `intended` is dispatched at `at` soon (see
+  // prefetch_answer).
+  void prefetch_send_lag(nanoseconds intended, nanoseconds at) const noexcept {
+    const view_set& v = intended < measure_start_ ? warmup_.views : exchange_.peek();
+    v[view::send_lag].prefetch((at - intended).count());
+  }
   void on_assigned(const request_times& t) noexcept;    // queue wait
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
   void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
@@ -155,6 +161,9 @@ class recorder {
   intended_seconds& seconds() noexcept { return seconds_; }
   // The hybrid model: keep each step's requests apart too (by name; call before the run).
   void keep_steps() { steps_.resize(names_.size()); }
+  // Record send_gaps() (call before the run): only a fixed-rate Poisson run has a law to fit
+  // them to, and the gap histogram is one more cache miss per request.
+  void keep_send_gaps() noexcept { keep_send_gaps_ = true; }
   const std::vector<second_views>& steps() const noexcept { return steps_; }
   // Gaps between this worker's consecutive first-attempt sends in the window (the Poisson fit).
   const hdr::histogram& send_gaps() const noexcept { return send_gaps_; }
@@ -177,6 +186,7 @@ class recorder {
                             bool ok) noexcept;
   void finish(const request_times& t, outcome o, nanoseconds at) noexcept;
   void record_service(const request_times& t, nanoseconds done) noexcept;
+  void prefetch_answer(const request_times& t, nanoseconds done) const noexcept;
   std::uint64_t& second_of(std::vector<std::uint64_t>& series, nanoseconds at) noexcept;
 
   nanoseconds measure_start_;
@@ -191,6 +201,7 @@ class recorder {
   per_second_load load_;
   hdr::histogram send_gaps_{latency_params()};
   nanoseconds last_first_send_{};
+  bool keep_send_gaps_ = false;
   intended_seconds seconds_;
   nanoseconds retire_lag_;  // a second is complete this long after its end
   std::vector<second_views> steps_;  // by step name; empty outside the hybrid model

@@ -52,6 +52,10 @@ struct plan {
   std::uint32_t shards = 1;
   std::uint32_t shard_index = 0;
   std::uint32_t workers = 1;
+
+  // Poisson arrivals at one rate: the only schedule whose send gaps have a known law to fit
+  // (the poisson_send_gaps check), so the only one whose gaps are recorded.
+  bool fixed_poisson() const noexcept { return arrival == arrival_kind::poisson && stages.empty(); }
 };
 
 // One request of the global schedule: `index` is its global number i, `offset` its intended time

@@ -24,6 +24,21 @@ second_views story(std::int64_t second, std::int64_t p99_value, std::int64_t cou
   return s;
 }
 
+// peek() finds only a second that is already recording, and claims nothing.
+TEST(intended_seconds, peek_finds_a_recording_second_and_claims_none) {
+  intended_seconds ring(4);
+  EXPECT_EQ(ring.peek(2), nullptr);
+  second_views* s = ring.at(2);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(ring.peek(2), s);
+  EXPECT_EQ(ring.peek(6), nullptr);  // the same slot, another second
+  EXPECT_EQ(ring.peek(3), nullptr);
+  EXPECT_NE(ring.at(3), nullptr);  // peeking left slot 3 free
+  ring.retire_through(2);
+  EXPECT_EQ(ring.peek(2), nullptr);
+  EXPECT_EQ(ring.lost(), 0u);
+}
+
 TEST(intended_seconds, ranks_by_p99_then_max_then_the_earlier_second) {
   EXPECT_TRUE(worse_than(story(3, 2000), story(1, 1000)));
   auto a = story(1, 1000);

@@ -34,6 +34,20 @@ request_times times_at(nanoseconds intended) {
   return t;
 }
 
+// Send gaps are kept only when asked (a fixed-rate Poisson run): between consecutive first sends
+// in the window, so three sends give two gaps.
+TEST(recorder, send_gaps_are_kept_only_when_asked) {
+  for (const bool keep : {false, true}) {
+    recorder r(measure_start, window_end, seconds(1));
+    if (keep) r.keep_send_gaps();
+    for (int i = 0; i < 3; ++i) r.on_sent(times_at(measure_start + milliseconds(10 * i)), 100);
+    EXPECT_EQ(r.send_gaps().total_count(), keep ? 2 : 0) << keep;
+    if (keep) {
+      EXPECT_NEAR(r.send_gaps().value_at_percentile(50), 10'000'000, 10'000);
+    }
+  }
+}
+
 TEST(recorder, every_outcome_is_counted_once_by_intended_time) {
   recorder r(measure_start, window_end, seconds(1));
   const auto t = times_at(measure_start + milliseconds(10));

@@ -54,6 +54,9 @@ class histogram {
   // Recording never throws and never loses a sample: a negative value records as 0, and a value
   // above highest_trackable_value is clamped to it and counted in over_range_count().
   void record(std::int64_t value) noexcept;
+  // A hint that value is recorded soon: its slot's memory is fetched now, so that several
+  // histograms' cache misses overlap instead of each stalling its record() in turn.
+  void prefetch(std::int64_t value) const noexcept;
   void record_n(std::int64_t value, std::int64_t count) noexcept;
   // Records value, then value - I, value - 2I, ... while >= I (spec 6.1). I <= 0: plain record.
   void record_corrected(std::int64_t value, std::int64_t expected_interval) noexcept;
@@ -151,6 +154,19 @@ inline void histogram::add_at_index(std::int32_t index, std::int64_t count) noex
   // an unconditional store would chain every record() to the previous one through memory.
   if (index < min_index_) [[unlikely]] min_index_ = index;
   if (index > max_index_) [[unlikely]] max_index_ = index;
+}
+
+inline void histogram::prefetch(std::int64_t value) const noexcept {
+  value = value < 0                                 ? 0
+          : value > params_.highest_trackable_value ? params_.highest_trackable_value
+                                                    : value;
+  const std::int64_t* slot = &counts_[static_cast<std::size_t>(index_of_non_negative(value))];
+#if defined(__x86_64__)
+  // GCC 12 at -O2 drops a __builtin_prefetch of this address (it keeps it at -O0).
+  asm volatile("prefetcht0 %0" : : "m"(*slot));
+#else
+  __builtin_prefetch(slot, 0, 3);
+#endif
 }
 
 inline void histogram::record(std::int64_t value) noexcept {
