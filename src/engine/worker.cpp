@@ -169,9 +169,9 @@ void worker::run(const run_control& control) {
     if (finished(now)) break;
     const auto ready = wait_for_work(now);
     ++stats_.wakeups;
-    // Each event gets its own timestamp: a batch can take long enough that one clock read for
-    // all of it would date completions (and so service times) too early.
-    for (const auto& ev : ready) on_event(ev, net::mono_now());
+    // Each event reads the clock itself, after its read: a batch can take long enough that one
+    // clock read for all of it would date completions (and so service times) too early.
+    for (const auto& ev : ready) on_event(ev);
   }
   finish_unfinished();
   stats_.cpu = net::thread_cpu_time() - cpu_before;
@@ -490,7 +490,7 @@ void worker::mark_free(slot& s) noexcept {
 void worker::check_deadline(slot& s, nanoseconds now) {
   connection& c = connection_of(s);
   // Read to the end: a close queued behind the bytes raises no further edge.
-  if (c.state == conn_state::busy) on_readable(c, now, true);
+  if (c.state == conn_state::busy) on_readable(c, true);
   // Reading may have answered it, and the freed slot may already carry a new request.
   if (!s.busy || deadlines_.attempt(s.times) > now) return;
   time_out(s.times, settle(deadlines_, s.times, now), now);

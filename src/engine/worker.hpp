@@ -107,7 +107,7 @@ class worker {
 
   // worker_io.cpp: the per-connection state machine over its transport and codec
   void start_connect(connection& c, nanoseconds now);
-  void on_event(const epoll_event& ev, nanoseconds now);
+  void on_event(const epoll_event& ev);
   void on_set_up(connection& c, nanoseconds now);
   bool speak(connection& c);
   void count_protocol(const connection& c) noexcept {
@@ -118,7 +118,7 @@ class worker {
   void send_request(slot& s, nanoseconds now);
   void flush(connection& c, nanoseconds now);
   void flush_deferred(nanoseconds now);
-  void on_readable(connection& c, nanoseconds now, bool read_to_end);
+  void on_readable(connection& c, bool read_to_end);
   void on_closed_by_peer(connection& c, nanoseconds now, nanoseconds last_arrival);
   bool on_bytes(connection& c, const char* data, std::size_t size, nanoseconds now,
                 nanoseconds arrived);

@@ -207,7 +207,7 @@ void worker::start_connect(connection& c, nanoseconds now) {
   if (st == net::setup_status::ready) on_set_up(c, now);
 }
 
-void worker::on_event(const epoll_event& ev, nanoseconds now) {
+void worker::on_event(const epoll_event& ev) {
   if (ev.data.u64 == wake_token) {
     std::uint64_t drained = 0;
     [[maybe_unused]] const auto n = read(wake_fd_, &drained, sizeof drained);
@@ -217,6 +217,7 @@ void worker::on_event(const epoll_event& ev, nanoseconds now) {
   if (!c.transport->is_open()) return;
   if (c.state == conn_state::connecting) {
     const net::setup_status st = c.transport->advance();
+    const nanoseconds now = net::mono_now();
     if (st == net::setup_status::failed) {
       const record::socket_reason why = reason_of(c.transport->last_failure().kind);
       if (c.in_flight) return fail_connection(c, why, now);
@@ -225,9 +226,9 @@ void worker::on_event(const epoll_event& ev, nanoseconds now) {
     if (st == net::setup_status::ready) on_set_up(c, now);
     return;
   }
-  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, now);
+  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, net::mono_now());
   if (c.transport->is_open() && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
-    on_readable(c, now, (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
+    on_readable(c, (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
   }
 }
 
@@ -329,8 +330,10 @@ void worker::flush(connection& c, nanoseconds now) {
 
 // `read_to_end`: read until the transport has nothing more, even after a short read. Needed
 // when the peer's FIN came with this event (it raises no further edge) and when a deadline check
-// reads what arrived unnoticed.
-void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
+// reads what arrived unnoticed. The clock is read after each read that returns something, and
+// only then: a read that would block needs no time, and a request sent earlier in this turn of
+// the loop may already be answered.
+void worker::on_readable(connection& c, bool read_to_end) {
   // A FIN read alone carries no receive stamp. When it follows bytes read in this same call it
   // was already queued behind them (or came within microseconds), and the kernel stamps a read
   // with the newest packet it consumed, the FIN's: so those bytes' arrival dates the close.
@@ -339,7 +342,7 @@ void worker::on_readable(connection& c, nanoseconds now, bool read_to_end) {
     nanoseconds stamp{};
     const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
     if (r.status == net::io_status::would_block) return;
-    now = net::mono_now();  // a request sent earlier in this loop may already be answered
+    const nanoseconds now = net::mono_now();
     if (r.status == net::io_status::done) {
       last_arrival = arrival_time(c, stamp, now);
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
