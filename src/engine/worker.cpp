@@ -152,7 +152,6 @@ void worker::prepare(nanoseconds start) {
 void worker::run(const run_control& control) {
   net::set_thread_timer_slack_1ns();
   to_mono_.refresh();
-  clocks_mapped_at_ = net::mono_now();
   const nanoseconds cpu_before = net::thread_cpu_time();
   const nanoseconds start = start_;
   next_entry();
@@ -592,10 +591,7 @@ std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
   const auto ready = loop_.wait(events_, w.socket_wait);
   const nanoseconds woke = net::mono_now();
   if (w.socket_wait.count() > 0 && ready.empty()) pacer_.learn(now + w.socket_wait, w.socket_wait, woke);
-  if (woke - clocks_mapped_at_ >= clock_remap) {
-    to_mono_.refresh();
-    clocks_mapped_at_ = woke;
-  }
+  to_mono_.refresh_every(clock_remap, woke);
   return ready;
 }
 

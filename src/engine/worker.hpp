@@ -180,7 +180,6 @@ class worker {
   net::event_loop tick_loop_;
   int wake_fd_ = -1;
   net::realtime_to_mono to_mono_;
-  nanoseconds clocks_mapped_at_{};
   // The last scan of the connections (next_wake): its earliest deadline, when it ran, and
   // whether a request waits on a connect or a blocked write.
   struct connection_scan {

@@ -28,11 +28,19 @@ class realtime_to_mono {
   void refresh() noexcept {
     const clock_mapping m = map_clocks();
     offset_ = m.unix - m.mono;
+    measured_at_ = m.mono;
+  }
+  // Re-measures when the last measure is at least `period` old at `now` (CLOCK_MONOTONIC), or
+  // was never taken.
+  void refresh_every(nanoseconds period, nanoseconds now) noexcept {
+    if (measured_at_.count() == 0 || now - measured_at_ >= period) refresh();
   }
   nanoseconds operator()(nanoseconds unix) const noexcept { return unix - offset_; }
+  nanoseconds measured_at() const noexcept { return measured_at_; }  // CLOCK_MONOTONIC; 0: never
 
  private:
   nanoseconds offset_{};
+  nanoseconds measured_at_{};
 };
 
 // The default 50 us slack delays every timer wake-up; punctual's timers want 1 ns.

@@ -79,7 +79,6 @@ class worker {
   // it, so the arrival log holds when it reached the socket, not when this thread woke to read
   // it (tens of microseconds later on these VMs, at times milliseconds).
   net::realtime_to_mono to_mono_;
-  std::chrono::nanoseconds clocks_mapped_at_{};
 };
 
 }  // namespace punctual::server

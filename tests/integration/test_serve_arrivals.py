@@ -38,6 +38,23 @@ def read_response(sock):
         body += sock.recv(4096)
 
 
+def stop_and_wait(proc):
+    """SIGSTOP, then wait until the kernel shows the process stopped: the signal is delivered
+    asynchronously, and a request sent at once could still be read and answered (seen under
+    ctest -j2: answered 0 ms after arrival)."""
+    proc.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        states = []
+        for task in os.listdir(f"/proc/{proc.pid}/task"):  # every thread of it, its workers too
+            with open(f"/proc/{proc.pid}/task/{task}/stat") as f:
+                states.append(f.read().rpartition(")")[2].split()[0])
+        if all(state in ("T", "t") for state in states):
+            return
+        time.sleep(0.001)
+    check(False, "serve did not stop within 2 s of SIGSTOP")
+
+
 def stamped_while_stopped(binary):
     with tempfile.TemporaryDirectory(prefix="punctual-arrivals-") as tmp:
         log = os.path.join(tmp, "arrivals.txt")
@@ -45,7 +62,7 @@ def stamped_while_stopped(binary):
             with socket.create_connection(("127.0.0.1", serve.port), timeout=5) as sock:
                 sock.sendall(REQUEST)  # the connection is accepted and served first
                 read_response(sock)
-                serve.proc.send_signal(signal.SIGSTOP)
+                stop_and_wait(serve.proc)
                 try:
                     sent = time.monotonic_ns()  # CLOCK_MONOTONIC, as the log's
                     sock.sendall(REQUEST)
