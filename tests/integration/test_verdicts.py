@@ -623,18 +623,21 @@ def poisson_gaps_silent(binary):
     here: D 0.015-0.030 on healthy runs, against a threshold of 0.041; before fine mode learnt
     its wake-up lateness per sleep length D was 0.030-0.067, and coarse ticks give ~0.6)."""
     # The claim is about a healthy generator. On this shared host a minute of noise makes the
-    # generator itself late (send lag p99 of 1.5-2.2 ms measured), and those runs' gaps fail the
-    # fit whatever the code does (D 0.043-0.074): such a run is taken again, up to 4 in all. A
-    # run with send lag p99 within 1 ms that warns fails at once, and so do 4 late runs.
+    # generator itself late (send lag p99 of 1.5-7 ms measured), and those runs' gaps fail the
+    # fit whatever the code does (D 0.043-0.13): such a run is taken again after a pause (noise
+    # comes in spells of tens of seconds), up to 5 in all. A run with send lag p99 within 1 ms
+    # that warns fails at once, and so do 5 late runs.
     late = []
-    for _ in range(4):
+    for attempt in range(5):
+        if attempt:
+            time.sleep(3)
         result, c = poisson_fit(binary, ["-t1", "-R1000", "-d6s"])
         check(c is not None, "no poisson_send_gaps check on a 6,000-request Poisson run")
         lag_p99 = int(result.report["latency"]["send_lag"]["percentiles_ns"]["99"])
         if lag_p99 <= 1_000_000:
             break
         late.append((lag_p99, round(c["figure"], 4)))
-    check(lag_p99 <= 1_000_000, f"4 Poisson runs with send lag p99 over 1 ms (p99 ns, D): {late}")
+    check(lag_p99 <= 1_000_000, f"5 Poisson runs with send lag p99 over 1 ms (p99 ns, D): {late}")
     check(c["pass"] and c["figure"] <= c["threshold"],
           f"a healthy Poisson run warns (send lag p99 {lag_p99} ns; late runs before it: {late}): {c}")
     check(0.035 < c["threshold"] < 0.05, f"the threshold for ~6,000 gaps: {c}")

@@ -14,8 +14,9 @@ TEST(realtime_to_mono, maps_now_onto_now) {
   to_mono.refresh();
   const nanoseconds mono = mono_now();
   const nanoseconds mapped = to_mono(unix_now());
-  EXPECT_LT((mapped - mono).count(), milliseconds(50).count());
-  EXPECT_GT((mapped - mono).count(), -milliseconds(50).count());
+  const nanoseconds bound = milliseconds(50);
+  EXPECT_LT((mapped - mono).count(), bound.count());
+  EXPECT_GT((mapped - mono).count(), -bound.count());
 }
 
 TEST(realtime_to_mono, refresh_every_measures_once_then_only_when_stale) {
