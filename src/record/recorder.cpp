@@ -232,7 +232,7 @@ void recorder::on_sent_bytes(nanoseconds intended, std::size_t bytes) noexcept {
 void recorder::prefetch_answer(const request_times& t, nanoseconds done) const noexcept {
   const nanoseconds response = done - t.intended;
   const nanoseconds service = done - t.sent;
-  const view_set& v = t.accounted_at() < measure_start_ ? warmup_.views : exchange_.peek();
+  const view_set& v = views_of(t.accounted_at());
   v[view::response_time].prefetch(response.count());
   v[view::response_time_ok].prefetch(response.count());
   v[view::service_time].prefetch(service.count());

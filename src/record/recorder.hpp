@@ -96,8 +96,7 @@ class recorder {
   // A hint: a first attempt intended at `intended` is dispatched at `at` soon (see
   // prefetch_answer).
   void prefetch_send_lag(nanoseconds intended, nanoseconds at) const noexcept {
-    const view_set& v = intended < measure_start_ ? warmup_.views : exchange_.peek();
-    v[view::send_lag].prefetch((at - intended).count());
+    views_of(intended)[view::send_lag].prefetch((at - intended).count());
   }
   void on_assigned(const request_times& t) noexcept;    // queue wait
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
@@ -169,6 +168,11 @@ class recorder {
   const hdr::histogram& send_gaps() const noexcept { return send_gaps_; }
 
  private:
+  // The views a request accounted at `accounted` is recorded into now, for a prefetch (the
+  // interval's may still roll before the record).
+  const view_set& views_of(nanoseconds accounted) const noexcept {
+    return accounted < measure_start_ ? warmup_.views : exchange_.peek();
+  }
   counters& counts_of(nanoseconds intended) noexcept {
     return intended < measure_start_ ? warmup_.counts : measured_;
   }
