@@ -188,6 +188,16 @@ def percentile_ci(report, key):
 # ---------------------------------------------------------------------------
 # healthy run against nginx, and the warnings
 
+def steal_ticks(cpu):
+    """CPU `cpu`'s steal time so far, in the kernel's 10 ms ticks: time the host did not run it."""
+    with open("/proc/stat") as f:
+        for line in f:
+            fields = line.split()
+            if fields[0] == f"cpu{cpu}":
+                return int(fields[8]) if len(fields) > 8 else 0
+    return 0
+
+
 def healthy_run(binary, nginx, state):
     """-R600 for 2 s, once: 1,200 samples, so p99 has 12 beyond it but p99.9 only 1.2.
 
@@ -195,8 +205,9 @@ def healthy_run(binary, nginx, state):
     worker never idles, so the host's slow wake-ups of an idle vCPU (a sleeping fine-mode run
     here sees p99 of 0.05-1.3 ms, so that 1 run in ~20 fails p99 for the host's sake alone)
     stay out of its p99 (measured: 0-40 us). The millisecond-long pauses the host still causes
-    now and then reach only p99.9 and the maximum, which warn: no retries here, since a verdict
-    that needs them would be a flaky rule. bench/soak.sh measures the default fine mode.
+    now and then reach only p99.9 and the maximum, which warn. A failed run is taken again only
+    on evidence that the host stopped running the vCPU (below), since a verdict that needed
+    retries otherwise would be a flaky rule. bench/soak.sh measures the default fine mode.
 
     The spinning worker gets CPU 1 and nginx CPU 0, as in bench/: unpinned, the kernel now and
     then ran nginx on the spinner's CPU, preempting it for a time slice (one clean-clone run:
@@ -206,8 +217,25 @@ def healthy_run(binary, nginx, state):
                                  text=True, timeout=5).stdout.split():
         subprocess.run(["taskset", "-p", "-c", "0", worker], capture_output=True, timeout=5)
     subprocess.run(["taskset", "-p", "-c", "0", str(nginx.proc.pid)], capture_output=True, timeout=5)
-    result = run(binary, ["-t1", "-c4", "-R600", "-d2s", "--precision", "spin"], nginx.url("/"),
-                 prefix=("taskset", "-c", "1"))
+    # The host can still take CPU 1 away from the vCPU itself: its steal time (10 ms ticks) is
+    # the evidence. Measured here: runs with 150-180 ms of steal had the worker at 91-92% of
+    # its CPU and p99 of 0.8-2 ms; runs with 0-10 ms had p99 under 50 us. A run that fails
+    # with steal time on its CPU is taken again after a pause, up to 5 in all; a failure with
+    # none fails at once.
+    stolen = []
+    for attempt in range(5):
+        if attempt:
+            time.sleep(3)
+        before = steal_ticks(1)
+        result = run(binary, ["-t1", "-c4", "-R600", "-d2s", "--precision", "spin"], nginx.url("/"),
+                     prefix=("taskset", "-c", "1"))
+        ticks = steal_ticks(1) - before
+        if result.returncode == 0 or ticks == 0:
+            break
+        stolen.append(ticks * 10)
+    if stolen:
+        print(f"     (taken again after runs the host stole {stolen} ms of CPU 1 from)", flush=True)
+    check(len(stolen) < 5, f"5 runs failed while the host stole CPU 1 ({stolen} ms)\n{result.describe()}")
     state["healthy"] = result
     report = expect_exit(result, 0)
     assert_validity_consistent(report)

@@ -48,8 +48,10 @@ void expect_dated_on_arrival(const late_read_run& r) {
   ASSERT_GT(r.planned(), 1000u);
   EXPECT_EQ(c.outcomes[record::index(record::outcome::ok)], c.planned);
   ASSERT_EQ(r.result.workers.size(), 1u);
-  // One wake-up per send (plus a few for set-up and drain), not one more per response.
-  EXPECT_LT(static_cast<double>(r.result.workers[0].wakeups), 1.3 * static_cast<double>(r.planned()));
+  // One wake-up per send (plus a few for set-up, drain and late timers), not one more per
+  // response: that would be 2 per request. The bound sits between the two, since beside a
+  // build on the other core a fine-mode run reached 1.30.
+  EXPECT_LT(static_cast<double>(r.result.workers[0].wakeups), 1.5 * static_cast<double>(r.planned()));
   // The server answers in well under a millisecond; the read came ~1 ms later.
   EXPECT_LT(r.p50(record::view::service_time), nanoseconds(std::chrono::microseconds(400)).count());
   EXPECT_LT(r.p50(record::view::time_to_first_byte),
