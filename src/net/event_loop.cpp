@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "net/syscalls.hpp"
+
 namespace punctual::net {
 
 event_loop::event_loop() : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)) {
@@ -42,7 +44,7 @@ std::span<epoll_event> event_loop::wait(std::span<epoll_event> buffer,
     tsp = &ts;
   }
   if (timeout.count() != 0) ++sleeps_;
-  int n = pwait2_missing_ ? -1 : epoll_pwait2(epoll_fd_, buffer.data(), static_cast<int>(buffer.size()), tsp, nullptr);
+  int n = pwait2_missing_ ? -1 : sys::epoll_pwait2(epoll_fd_, buffer.data(), static_cast<int>(buffer.size()), tsp);
   if (n < 0 && (pwait2_missing_ || errno == ENOSYS)) {
     // Kernels before 5.11 and valgrind lack epoll_pwait2: wait in whole milliseconds, rounded
     // up so a deadline is never woken for early.

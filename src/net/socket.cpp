@@ -15,6 +15,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "net/syscalls.hpp"
+
 namespace punctual::net {
 namespace {
 
@@ -131,7 +133,7 @@ ssize_t recv_stamped(int fd, char* buffer, std::size_t size,
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
   stamp = std::chrono::nanoseconds{0};
-  const ssize_t n = ::recvmsg(fd, &msg, 0);
+  const ssize_t n = sys::recvmsg(fd, &msg, 0);
   if (n > 0) {
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
       if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
@@ -145,7 +147,7 @@ ssize_t recv_stamped(int fd, char* buffer, std::size_t size,
 }
 
 io_result write_some(int fd, const char* data, std::size_t size) noexcept {
-  const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);
+  const ssize_t n = sys::send(fd, data, size, MSG_NOSIGNAL);
   if (n >= 0) return {io_status::done, static_cast<std::size_t>(n)};
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {io_status::would_block, 0};
   if (errno == ECONNRESET || errno == EPIPE) return {io_status::reset, 0};
