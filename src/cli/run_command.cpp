@@ -91,12 +91,9 @@ std::vector<double> worker_cpu_shares(const engine::run_result& r) {
   return shares;
 }
 
-// The send gaps to fit, for a Poisson run at one fixed rate (stages change the rate mid-run).
+// The send gaps to fit (run::config::sends_fixed_poisson).
 const hdr::histogram* poisson_gaps(const run_setup& setup, const engine::run_result& r) {
-  const auto& plan = setup.config.plan;
-  // In the hybrid model the plan is the users' arrivals, and later steps send between them.
-  const bool fixed_poisson = plan && plan->fixed_poisson() && !setup.config.hybrid;
-  return fixed_poisson ? &r.send_gaps : nullptr;
+  return setup.config.sends_fixed_poisson() ? &r.send_gaps : nullptr;
 }
 
 // Over every scenario's measured sessions (their SCENARIO.session views).

@@ -51,7 +51,7 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
-  fits_send_gaps_ = plan && plan->fixed_poisson() && !config.hybrid;
+  fits_send_gaps_ = config.sends_fixed_poisson();
   if (config.hybrid) {
     // This worker's share of --max_users, split as the connections are. With a connection per
     // user, the worker's connections are its users' slots (the CLI sized them).

@@ -159,6 +159,10 @@ struct config {
     }
     return plan->rate_per_s;
   }
+  // True when the first-attempt sends follow one Poisson law: Poisson arrivals at a fixed rate
+  // (stages change the rate mid-run). The hybrid model's plan is of users, and their later
+  // steps send between arrivals. Only these send gaps are recorded and fitted.
+  bool sends_fixed_poisson() const noexcept { return plan && plan->fixed_poisson() && !hybrid; }
 };
 
 }  // namespace punctual::run
