@@ -8,9 +8,11 @@
 //   coarse  sends whatever is due once per millisecond, one write per connection per tick;
 //   fine    wakes at each deadline.
 // Between sends it waits on the sockets, so every response wakes it unless it is already awake.
+// A request sent more than 10 ms after it was due (it waited for a free stream) is counted late,
+// as punctual's schedule check counts it: the maximum rate the floor keeps is where few are.
 //
 // Usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS SECONDS   (127.0.0.1 only)
-// Prints one JSON line: planned, sent, completed, sleeps, wakeups.
+// Prints one JSON line: planned, sent, completed, late, sleeps, wakeups.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -34,6 +36,7 @@ namespace {
 
 using std::chrono::nanoseconds;
 constexpr nanoseconds tick{1'000'000};
+constexpr nanoseconds late_after{10'000'000};
 
 nanoseconds now() {
   timespec ts{};
@@ -72,11 +75,13 @@ struct generator {
   std::string block;  // the request's HPACK block
   std::vector<connection> conns;
   int epoll_fd = -1;
-  long planned = 0, sent = 0, completed = 0, sleeps = 0, wakeups = 0, queued = 0;
+  long planned = 0, sent = 0, completed = 0, late = 0, sleeps = 0, wakeups = 0, queued = 0;
 
   nanoseconds due(long i) const { return start + gap * i; }
 
-  void frame_request(connection& c) {
+  // Requests are sent in the order they were due, so the next one sent is request `sent`.
+  void frame_request(connection& c, nanoseconds t) {
+    if (t - due(sent) > late_after) ++late;
     frame_header(c.out, static_cast<std::uint32_t>(block.size()), 1, 0x5, c.next_stream);
     c.out += block;
     c.next_stream += 2;
@@ -85,14 +90,14 @@ struct generator {
   }
 
   // Due requests take the connection with the fewest streams open (the lowest on a tie).
-  void dispatch() {
+  void dispatch(nanoseconds t) {
     for (; queued > 0; --queued) {
       connection* best = nullptr;
       for (auto& c : conns) {
         if (c.in_flight < streams && (!best || c.in_flight < best->in_flight)) best = &c;
       }
       if (!best) return;
-      frame_request(*best);
+      frame_request(*best, t);
     }
   }
 
@@ -157,7 +162,7 @@ struct generator {
     for (;;) {
       const nanoseconds t = now();
       while (planned < total && due(planned) <= t) ++planned, ++queued;
-      dispatch();
+      dispatch(t);
       flush();
       if (planned == total) break;
       const nanoseconds next = due(planned);
@@ -165,7 +170,7 @@ struct generator {
     }
     const nanoseconds give_up = now() + std::chrono::seconds(2);
     while ((completed < planned) && now() < give_up) {
-      dispatch();
+      dispatch(now());
       flush();
       wait_until(std::min(give_up, now() + std::chrono::milliseconds(10)));
     }
@@ -232,8 +237,8 @@ int main(int argc, char** argv) {
   g.start = now() + std::chrono::milliseconds(50);  // the server's SETTINGS are read by then
   g.run(static_cast<long>(rate * seconds));
   std::printf(
-      "{\"planned\": %ld, \"sent\": %ld, \"completed\": %ld, \"sleeps\": %ld, "
+      "{\"planned\": %ld, \"sent\": %ld, \"completed\": %ld, \"late\": %ld, \"sleeps\": %ld, "
       "\"wakeups\": %ld}\n",
-      g.planned, g.sent, g.completed, g.sleeps, g.wakeups);
+      g.planned, g.sent, g.completed, g.late, g.sleeps, g.wakeups);
   return g.completed == g.planned ? 0 : 1;
 }
