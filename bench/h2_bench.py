@@ -241,58 +241,78 @@ def h2load_max(url):
 def max_rate_section(url, work):
     # nginx's capacity drifts by 10% within minutes here, and an open loop can hold at most the
     # server's capacity: h2load's maximum is taken before and after the ladder and averaged, and
-    # the steps are fine near 1.0 so that the ratio is resolved to 5%.
+    # the steps are fine near 1.0 so that the ratio is resolved to 5%. punctual and the floor
+    # climb together, step by step, so that a drift hits both.
+    floor = build_floor(work)
     before = h2load_max(url)
-    best, steps = 0, []
+    best, steps = {"punctual": 0, "floor": 0}, {"punctual": [], "floor": []}
+    climbing = {"punctual": lambda rate: with_steal(lambda: punctual_step(url, rate, work)),
+                "floor": lambda rate: with_steal(lambda: floor_step(floor, url, rate))}
     for rate in [math.ceil(before * f) for f in (0.6, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25)]:
-        # Two tries a step: near the server's limit one transient backlog in nginx raises the
-        # mean service time past what 100 stream slots carry (connection_cap), at any step.
-        kept = False
-        for _ in range(2):
-            _, _, r = punctual_run(url, rate, 10, 10, ["--precision", "coarse", "--timeout", "2s"], DUR, work)
-            planned = r["schedule"]["planned"]
-            failed = [c["name"] for c in r["validity"]["checks"] if c["level"] == "gating" and not c["pass"]]
-            kept = r["outcomes"]["ok"] >= 0.99 * planned and r["validity"]["valid"]
-            steps.append({"rate": rate, "ok_share": r["outcomes"]["ok"] / max(planned, 1),
-                          "failed_checks": failed, "kept": kept,
-                          "worker_cpu_share": r["generator"]["workers"][0]["cpu_share"]})
-            if kept:
-                break
-        if not kept:
+        for tool in list(climbing):
+            # Two tries a step: near the server's limit one transient backlog in nginx raises the
+            # mean service time past what 100 stream slots carry (connection_cap), at any step.
+            for _ in range(2):
+                step = climbing[tool](rate)
+                steps[tool].append(step)
+                if step["kept"]:
+                    break
+            if step["kept"]:
+                best[tool] = rate
+            else:
+                del climbing[tool]
+        if not climbing:
             break
-        best = rate
-    floor_best, floor_steps = floor_max(url, work, before)
     after = h2load_max(url)
     theirs = (before + after) / 2
-    return {"punctual_max_open_loop_req_s": best, "h2load_closed_loop_req_s": theirs,
+    return {"punctual_max_open_loop_req_s": best["punctual"], "h2load_closed_loop_req_s": theirs,
             "h2load_before_and_after": [before, after],
-            "ratio": best / max(theirs, 1), "steps": steps,
-            "floor_max_open_loop_req_s": floor_best, "floor_ratio": floor_best / max(theirs, 1),
-            "floor_steps": floor_steps, "target": ">= 1.0"}
+            "ratio": best["punctual"] / max(theirs, 1), "steps": steps["punctual"],
+            "floor_max_open_loop_req_s": best["floor"], "floor_ratio": best["floor"] / max(theirs, 1),
+            "floor_steps": steps["floor"], "target": ">= 1.0"}
 
 
-def floor_max(url, work, h2load_req_s):
-    """The floor's own ladder, on the same steps: the highest rate at which it completes every
-    request and sends at most 1% of them more than 10 ms late (no free stream), the floor's
-    version of punctual's schedule check. It parses and records nothing, so where it stops
-    no open-loop generator over 10 x 10 goes further on this server."""
-    floor = build_floor(work)
+def steal_ms():
+    """The host's steal time so far on the server's and the tools' CPUs (ms): time it did not
+    run them. A step taken while it grows measures the host, not the tools."""
+    total = 0
+    with open("/proc/stat") as f:
+        for line in f:
+            fields = line.split()
+            if fields[0] in (f"cpu{SERVER_CPU}", f"cpu{TOOL_CPU}") and len(fields) > 8:
+                total += int(fields[8]) * 1000 // os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def with_steal(step):
+    """Runs step() and adds the steal time it saw."""
+    before = steal_ms()
+    result = step()
+    result["steal_ms"] = steal_ms() - before
+    return result
+
+
+def punctual_step(url, rate, work):
+    """A step holds when >= 99% of the planned requests are ok and the run is valid."""
+    _, _, r = punctual_run(url, rate, 10, 10, ["--precision", "coarse", "--timeout", "2s"], DUR, work)
+    planned = r["schedule"]["planned"]
+    failed = [c["name"] for c in r["validity"]["checks"] if c["level"] == "gating" and not c["pass"]]
+    return {"rate": rate, "ok_share": r["outcomes"]["ok"] / max(planned, 1),
+            "failed_checks": failed, "kept": r["outcomes"]["ok"] >= 0.99 * planned and r["validity"]["valid"],
+            "worker_cpu_share": r["generator"]["workers"][0]["cpu_share"]}
+
+
+def floor_step(floor, url, rate):
+    """A step holds when the floor completes every request and sends at most 1% of them more than
+    10 ms late (no free stream), its version of punctual's schedule check. It parses and records
+    nothing and wants no headroom, so where it stops no open-loop generator over 10 x 10 goes
+    further on this server."""
     port = url.rsplit(":", 1)[1].strip("/")
-    best, steps = 0, []
-    for rate in [math.ceil(h2load_req_s * f) for f in (0.6, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.25)]:
-        kept = False
-        for _ in range(2):
-            p, _ = timed([floor, "coarse", port, str(rate), "10", "10", str(DUR)], DUR * 3 + 30)
-            f = json.loads(p.stdout) if p.stdout.strip() else {"planned": 1, "completed": 0, "late": 1}
-            kept = f["completed"] == f["planned"] and f["late"] <= 0.01 * f["planned"]
-            steps.append({"rate": rate, "completed_share": f["completed"] / max(f["planned"], 1),
-                          "late_share": f["late"] / max(f["planned"], 1), "kept": kept})
-            if kept:
-                break
-        if not kept:
-            break
-        best = rate
-    return best, steps
+    p, _ = timed([floor, "coarse", port, str(rate), "10", "10", str(DUR)], DUR * 3 + 30)
+    f = json.loads(p.stdout) if p.stdout.strip() else {"planned": 1, "completed": 0, "late": 1}
+    return {"rate": rate, "completed_share": f["completed"] / max(f["planned"], 1),
+            "late_share": f["late"] / max(f["planned"], 1),
+            "kept": f["completed"] == f["planned"] and f["late"] <= 0.01 * f["planned"]}
 
 
 def main():
