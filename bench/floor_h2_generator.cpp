@@ -8,11 +8,16 @@
 //   coarse  sends whatever is due once per millisecond, one write per connection per tick;
 //   fine    wakes at each deadline.
 // Between sends it waits on the sockets, so every response wakes it unless it is already awake.
-// A request sent more than 10 ms after it was due (it waited for a free stream) is counted late,
-// as punctual's schedule check counts it: the maximum rate the floor keeps is where few are.
 //
-// Usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS SECONDS   (127.0.0.1 only)
-// Prints one JSON line: planned, sent, completed, late, sleeps, wakeups.
+// With `measure` it also keeps what punctual's gating checks of an open run need, no stricter
+// than they are, for bench/h2_bench.py's maximum-rate ladder: `late`, the requests it got to
+// (found due) more than 10 ms after their intended second ended (schedule_kept), and
+// `mean_service_ns`, from each stream's send to the wake-up that read its end (connection_cap).
+// That costs a clock read per wake-up and a store per request, so the CPU rounds leave it off.
+//
+// Usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS SECONDS [measure]
+//        (127.0.0.1 only)
+// Prints one JSON line: planned, sent, completed, sleeps, wakeups (and late, mean_service_ns).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -36,7 +41,8 @@ namespace {
 
 using std::chrono::nanoseconds;
 constexpr nanoseconds tick{1'000'000};
-constexpr nanoseconds late_after{10'000'000};
+constexpr nanoseconds schedule_grace{10'000'000};
+constexpr std::size_t stream_ring = 1024;  // streams in flight per connection, at most
 
 nanoseconds now() {
   timespec ts{};
@@ -66,6 +72,7 @@ struct connection {
   std::string out;       // frames framed this turn, written once
   std::string pending;   // a frame header split across reads
   std::size_t skip = 0;  // payload bytes of the current frame still to skip
+  std::vector<nanoseconds> sent_at;  // measure: by (stream id / 2) mod stream_ring
 };
 
 struct generator {
@@ -75,13 +82,18 @@ struct generator {
   std::string block;  // the request's HPACK block
   std::vector<connection> conns;
   int epoll_fd = -1;
-  long planned = 0, sent = 0, completed = 0, late = 0, sleeps = 0, wakeups = 0, queued = 0;
+  long planned = 0, sent = 0, completed = 0, sleeps = 0, wakeups = 0, queued = 0;
+  bool measure = false;
+  long late = 0;
+  nanoseconds service_sum{}, clock{};  // clock: this turn's time, when measuring
 
   nanoseconds due(long i) const { return start + gap * i; }
+  nanoseconds second_end(nanoseconds t) const {
+    return start + ((t - start) / std::chrono::seconds(1) + 1) * std::chrono::seconds(1);
+  }
 
-  // Requests are sent in the order they were due, so the next one sent is request `sent`.
-  void frame_request(connection& c, nanoseconds t) {
-    if (t - due(sent) > late_after) ++late;
+  void frame_request(connection& c) {
+    if (measure) c.sent_at[(c.next_stream / 2) % stream_ring] = clock;
     frame_header(c.out, static_cast<std::uint32_t>(block.size()), 1, 0x5, c.next_stream);
     c.out += block;
     c.next_stream += 2;
@@ -90,14 +102,14 @@ struct generator {
   }
 
   // Due requests take the connection with the fewest streams open (the lowest on a tie).
-  void dispatch(nanoseconds t) {
+  void dispatch() {
     for (; queued > 0; --queued) {
       connection* best = nullptr;
       for (auto& c : conns) {
         if (c.in_flight < streams && (!best || c.in_flight < best->in_flight)) best = &c;
       }
       if (!best) return;
-      frame_request(*best, t);
+      frame_request(*best);
     }
   }
 
@@ -134,6 +146,7 @@ struct generator {
       c.skip = length;
       if (type == 4 && !(flags & 0x1)) frame_header(c.out, 0, 4, 0x1, 0);  // SETTINGS ACK
       if ((type == 0 || type == 1) && (flags & 0x1) && stream != 0) {
+        if (measure) service_sum += clock - c.sent_at[(stream / 2) % stream_ring];
         --c.in_flight;
         ++completed;
       }
@@ -149,6 +162,7 @@ struct generator {
     const int n = epoll_pwait2(epoll_fd, events, 256, &ts, nullptr);
     if (n < 0 && errno != EINTR) fail("epoll_pwait2");
     ++wakeups;
+    if (measure) clock = now();
     char buf[16384];
     for (int e = 0; e < n; ++e) {
       connection& c = conns[events[e].data.u32];
@@ -161,8 +175,11 @@ struct generator {
   void run(long total) {
     for (;;) {
       const nanoseconds t = now();
-      while (planned < total && due(planned) <= t) ++planned, ++queued;
-      dispatch(t);
+      clock = t;
+      for (; planned < total && due(planned) <= t; ++planned, ++queued) {
+        if (measure && t > second_end(due(planned)) + schedule_grace) ++late;
+      }
+      dispatch();
       flush();
       if (planned == total) break;
       const nanoseconds next = due(planned);
@@ -170,7 +187,8 @@ struct generator {
     }
     const nanoseconds give_up = now() + std::chrono::seconds(2);
     while ((completed < planned) && now() < give_up) {
-      dispatch(now());
+      clock = now();
+      dispatch();
       flush();
       wait_until(std::min(give_up, now() + std::chrono::milliseconds(10)));
     }
@@ -193,9 +211,10 @@ int connect_loopback(int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 7 || (std::strcmp(argv[1], "coarse") != 0 && std::strcmp(argv[1], "fine") != 0)) {
-    std::fprintf(stderr,
-                 "usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS SECONDS\n");
+  if ((argc != 7 && (argc != 8 || std::strcmp(argv[7], "measure") != 0)) ||
+      (std::strcmp(argv[1], "coarse") != 0 && std::strcmp(argv[1], "fine") != 0)) {
+    std::fprintf(stderr, "usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS "
+                         "SECONDS [measure]\n");
     return 2;
   }
   const int port = std::atoi(argv[2]);
@@ -210,6 +229,11 @@ int main(int argc, char** argv) {
   }
   prctl(PR_SET_TIMERSLACK, 1);
   g.coarse = std::strcmp(argv[1], "coarse") == 0;
+  g.measure = argc == 8;
+  if (g.streams > static_cast<int>(stream_ring)) {
+    std::fprintf(stderr, "floor_h2_generator: at most %zu streams\n", stream_ring);
+    return 2;
+  }
   // :method GET, :scheme http, :path / from the static table; :authority as a literal.
   const std::string authority = "127.0.0.1:" + std::to_string(port);
   g.block = std::string("\x82\x86\x84\x01", 4) + static_cast<char>(authority.size()) + authority;
@@ -218,6 +242,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < conns; ++i) {
     connection c;
     c.fd = connect_loopback(port);
+    if (g.measure) c.sent_at.assign(stream_ring, nanoseconds{});
     // The preface, empty SETTINGS, and the connection window at its largest.
     c.out.assign("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
     frame_header(c.out, 0, 4, 0, 0);
@@ -236,9 +261,13 @@ int main(int argc, char** argv) {
   g.gap = nanoseconds(static_cast<long long>(1e9 / rate));
   g.start = now() + std::chrono::milliseconds(50);  // the server's SETTINGS are read by then
   g.run(static_cast<long>(rate * seconds));
-  std::printf(
-      "{\"planned\": %ld, \"sent\": %ld, \"completed\": %ld, \"late\": %ld, \"sleeps\": %ld, "
-      "\"wakeups\": %ld}\n",
-      g.planned, g.sent, g.completed, g.late, g.sleeps, g.wakeups);
+  std::printf("{\"planned\": %ld, \"sent\": %ld, \"completed\": %ld, \"sleeps\": %ld, "
+              "\"wakeups\": %ld",
+              g.planned, g.sent, g.completed, g.sleeps, g.wakeups);
+  if (g.measure) {
+    std::printf(", \"late\": %ld, \"mean_service_ns\": %.0f", g.late,
+                g.completed ? static_cast<double>(g.service_sum.count()) / g.completed : 0.0);
+  }
+  std::printf("}\n");
   return g.completed == g.planned ? 0 : 1;
 }
