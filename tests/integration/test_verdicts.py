@@ -653,8 +653,10 @@ def poisson_gaps_silent(binary):
     # The claim is about a healthy generator. On this shared host a minute of noise makes the
     # generator itself late (send lag p99 of 1.5-7 ms measured), and those runs' gaps fail the
     # fit whatever the code does (D 0.043-0.13): such a run is taken again after a pause (noise
-    # comes in spells of tens of seconds), up to 5 in all. A run with send lag p99 within 1 ms
-    # that warns fails at once, and so do 5 late runs.
+    # comes in spells of tens of seconds), up to 5 in all. A late run whose fit passes anyway
+    # shows the silence as well (one spell gave p99 1.02 and 1.04 ms with D 0.031 and 0.035,
+    # then 1.4-2.5 ms with D 0.038-0.086). A run with send lag p99 within 1 ms that warns fails
+    # at once, and so do 5 late runs that all warn.
     late = []
     for attempt in range(5):
         if attempt:
@@ -662,10 +664,11 @@ def poisson_gaps_silent(binary):
         result, c = poisson_fit(binary, ["-t1", "-R1000", "-d6s"])
         check(c is not None, "no poisson_send_gaps check on a 6,000-request Poisson run")
         lag_p99 = int(result.report["latency"]["send_lag"]["percentiles_ns"]["99"])
-        if lag_p99 <= 1_000_000:
+        if lag_p99 <= 1_000_000 or c["pass"]:
             break
         late.append((lag_p99, round(c["figure"], 4)))
-    check(lag_p99 <= 1_000_000, f"5 Poisson runs with send lag p99 over 1 ms (p99 ns, D): {late}")
+    check(lag_p99 <= 1_000_000 or c["pass"],
+          f"5 late Poisson runs that all warn (send lag p99 ns, D): {late}")
     check(c["pass"] and c["figure"] <= c["threshold"],
           f"a healthy Poisson run warns (send lag p99 {lag_p99} ns; late runs before it: {late}): {c}")
     check(0.035 < c["threshold"] < 0.05, f"the threshold for ~6,000 gaps: {c}")
