@@ -44,14 +44,15 @@ std::span<epoll_event> event_loop::wait(std::span<epoll_event> buffer,
     tsp = &ts;
   }
   if (timeout.count() != 0) ++sleeps_;
-  int n = pwait2_missing_ ? -1 : sys::epoll_pwait2(epoll_fd_, buffer.data(), static_cast<int>(buffer.size()), tsp);
+  const int max_events = static_cast<int>(buffer.size());
+  int n = pwait2_missing_ ? -1 : sys::epoll_pwait2(epoll_fd_, buffer.data(), max_events, tsp);
   if (n < 0 && (pwait2_missing_ || errno == ENOSYS)) {
     // Kernels before 5.11 and valgrind lack epoll_pwait2: wait in whole milliseconds, rounded
     // up so a deadline is never woken for early.
     pwait2_missing_ = true;
     const int ms = timeout.count() < 0 ? -1
                                        : static_cast<int>((timeout.count() + 999'999) / 1'000'000);
-    n = epoll_wait(epoll_fd_, buffer.data(), static_cast<int>(buffer.size()), ms);
+    n = epoll_wait(epoll_fd_, buffer.data(), max_events, ms);
   }
   if (n <= 0) return {};
   return buffer.first(static_cast<std::size_t>(n));

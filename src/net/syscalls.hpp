@@ -28,8 +28,8 @@ inline ssize_t send(int fd, const void* data, std::size_t size, int flags) noexc
 // No signal mask is passed, so the mask's size is not read.
 inline int epoll_pwait2(int epoll_fd, epoll_event* events, int max_events,
                         const timespec* timeout) noexcept {
-  return static_cast<int>(::syscall(SYS_epoll_pwait2, epoll_fd, events, max_events, timeout,
-                                    nullptr, 0));
+  return static_cast<int>(
+      ::syscall(SYS_epoll_pwait2, epoll_fd, events, max_events, timeout, nullptr, 0));
 }
 
 }  // namespace punctual::net::sys

@@ -210,8 +210,10 @@ TEST(engine_alloc, tls_request_path_allocates_nothing) {
 // HTTP/2 (h2c): nghttp2's streams, header blocks and frame buffers come from the worker's
 // block pool, and the codec's own buffers keep their room, so a stream allocates nothing. The
 // pool grows to the most streams that were ever in flight at once, which differs between two
-// runs by a few blocks (more under the sanitizers' slower code), never with the number of
-// requests: a pool that did not reuse its blocks makes ~4 allocations per request here.
+// runs by a few blocks, and by more under the sanitizers' slower code (81 once, under ASan
+// beside other tests: a stall let streams pile up), never with the number of requests: a pool
+// that did not reuse its blocks makes ~4 allocations per request here, ~8,000 more in the long
+// run. The margin sits far between the two.
 TEST(engine_alloc, h2_request_path_allocates_nothing) {
   main_thread = std::this_thread::get_id();
   served s;
@@ -222,7 +224,7 @@ TEST(engine_alloc, h2_request_path_allocates_nothing) {
   });
   EXPECT_EQ(r.short_planned, 1000u);
   EXPECT_EQ(r.long_planned, 3000u);
-  EXPECT_LE(r.long_run, r.short_run + 64) << "the worker threads allocated per request over HTTP/2";
+  EXPECT_LE(r.long_run, r.short_run + 400) << "the worker threads allocated per request over HTTP/2";
 }
 
 // The hybrid model: users arrive at 400/s and each runs two steps (1 ms think between), the
