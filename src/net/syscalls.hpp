@@ -5,6 +5,10 @@
 // That was about 2% of a worker's instructions (valgrind --tool=callgrind, a coarse run), and
 // punctual never cancels a thread. syscall(2) is no cancellation point, and it returns -1 with
 // errno set exactly as the wrappers do.
+//
+// Under AddressSanitizer and ThreadSanitizer the wrappers stay: their interceptors check the
+// buffers a call reads and writes (and, for TSan, order the threads that meet on a socket),
+// which a raw syscall(2) would hide from them.
 #pragma once
 
 #include <sys/epoll.h>
@@ -15,7 +19,30 @@
 #include <cstddef>
 #include <ctime>
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PUNCTUAL_LIBC_IO 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PUNCTUAL_LIBC_IO 1
+#endif
+#endif
+
 namespace punctual::net::sys {
+
+#if defined(PUNCTUAL_LIBC_IO)
+
+inline ssize_t recvmsg(int fd, msghdr* msg, int flags) noexcept { return ::recvmsg(fd, msg, flags); }
+
+inline ssize_t send(int fd, const void* data, std::size_t size, int flags) noexcept {
+  return ::send(fd, data, size, flags);
+}
+
+inline int epoll_pwait2(int epoll_fd, epoll_event* events, int max_events,
+                        const timespec* timeout) noexcept {
+  return ::epoll_pwait2(epoll_fd, events, max_events, timeout, nullptr);
+}
+
+#else
 
 inline ssize_t recvmsg(int fd, msghdr* msg, int flags) noexcept {
   return ::syscall(SYS_recvmsg, fd, msg, flags);
@@ -32,4 +59,8 @@ inline int epoll_pwait2(int epoll_fd, epoll_event* events, int max_events,
       ::syscall(SYS_epoll_pwait2, epoll_fd, events, max_events, timeout, nullptr, 0));
 }
 
+#endif
+
 }  // namespace punctual::net::sys
+
+#undef PUNCTUAL_LIBC_IO
