@@ -51,7 +51,6 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry.budget) {
   if (plan) stream_.emplace(*plan, id);
-  fits_send_gaps_ = config.sends_fixed_poisson();
   if (config.hybrid) {
     // This worker's share of --max_users, split as the connections are. With a connection per
     // user, the worker's connections are its users' slots (the CLI sized them).
@@ -137,7 +136,7 @@ void worker::prepare(nanoseconds start) {
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
                     window_end_ + graceful + config_.timeout, config_.name_count(),
                     config_.timeout);
-  if (fits_send_gaps_) recorder_->keep_send_gaps();
+  if (config_.sends_fixed_poisson()) recorder_->keep_send_gaps();
   if (sessions_) {
     recorder_->keep_steps();
     sessions_->attach(*recorder_, window_end_ + graceful);

@@ -160,7 +160,6 @@ class worker {
   // connection: per_user (hybrid): connection i belongs to session slot i, opened by its user's
   // first step and closed when the session ends; never shared, never opened ahead.
   bool per_user_ = false;
-  bool fits_send_gaps_ = false;  // a fixed-rate Poisson plan: the recorder keeps the send gaps
   // per_user: the slots with a step in flight. The per-wake scans walk these, not every user's
   // slot: thousands of users think while a few hundred steps are in flight.
   std::vector<std::uint32_t> in_flight_;
