@@ -9,10 +9,11 @@
 //   fine    wakes at each deadline.
 // Between sends it waits on the sockets, so every response wakes it unless it is already awake.
 //
-// With `measure` it also keeps what punctual's gating checks of an open run need, no stricter
-// than they are, for bench/h2_bench.py's maximum-rate ladder: `late`, the requests it got to
-// (found due) more than 10 ms after their intended second ended (schedule_kept), and
-// `mean_service_ns`, from each stream's send to the wake-up that read its end (connection_cap).
+// With `measure` it also keeps what punctual's gating checks of an open run need, for
+// bench/h2_bench.py's maximum-rate ladder: `late`, the requests it got to (found due) more than
+// 10 ms after their intended second ended (schedule_kept), and `mean_service_ns`, from each
+// stream's send to the wake-up that read its end (connection_cap; punctual ends it at the
+// kernel's receive stamp, which is earlier by the wake-up's delay).
 // That costs a clock read per wake-up and a store per request, so the CPU rounds leave it off.
 //
 // Usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS SECONDS [measure]

@@ -24,8 +24,8 @@ nginx (one worker, h2c by prior knowledge) runs on CPU 0 and every load tool on 
    Target: at least 1.0x. An open loop cannot hold more than the server's capacity, and the
    connection-cap check wants 1.5x headroom in stream slots, so 1.0x is the ceiling here. The
    floor climbs the same ladder, step by step with punctual (`floor_ratio`), judged by
-   punctual's gating checks taken no stricter (floor_step): where it stops, no open-loop
-   generator over 10 x 10 that reads every response at once goes further here.
+   punctual's gating checks taken as punctual takes them or more loosely, but for one detail
+   that errs against it (floor_step).
 
 Usage: PUNCTUAL=build/punctual python3 bench/h2_bench.py   (about 5 minutes; QUICK=1: 1 minute)
 SECTIONS=max_rate (or cpu_per_request, send_precision, comma-separated) runs only those.
@@ -304,12 +304,14 @@ def punctual_step(url, rate, work):
 
 
 def floor_step(floor, url, rate):
-    """A step holds when the floor passes punctual's gating checks of an open run, taken no
-    stricter: >= 99% of its requests complete; at most 1% of them, over the whole run rather
-    than per second, were found due more than 10 ms after their intended second ended
-    (schedule_kept); and 10 x 10 stream slots carry 1.5x the rate times its mean service time
-    (connection_cap). It parses and records nothing, so where it stops no open-loop generator
-    over 10 x 10 that reads every response at once goes further on this server."""
+    """A step holds when the floor passes punctual's gating checks of an open run, taken as
+    punctual takes them or more loosely: >= 99% of its requests complete; at most 1% of them,
+    over the whole run rather than per second, were found due more than 10 ms after their
+    intended second ended (schedule_kept); and 10 x 10 stream slots carry 1.5x the rate times
+    its mean service time (connection_cap). That service time errs against the floor: it ends
+    at the wake-up that read the response, not at the kernel's receive stamp, microseconds
+    later. The floor parses and records nothing, so where it stops, up to that delay, no
+    open-loop generator over 10 x 10 that reads every response at once goes further here."""
     port = url.rsplit(":", 1)[1].strip("/")
     p, _ = timed([floor, "coarse", port, str(rate), "10", "10", str(DUR), "measure"], DUR * 3 + 30)
     f = json.loads(p.stdout) if p.stdout.strip() else {"planned": 1, "completed": 0, "late": 1,
