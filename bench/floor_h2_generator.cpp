@@ -5,7 +5,10 @@
 // request, from a precomputed HPACK block; one SETTINGS ACK), skips every frame it reads but for
 // its header (END_STREAM on HEADERS or DATA ends a response), grants the connection window once
 // at the start so that it never sends WINDOW_UPDATE, and records nothing.
-//   coarse  sends whatever is due once per millisecond, one write per connection per tick;
+//   coarse  wakes on 1 ms ticks and sends whatever is due at every wake-up, a response's as well
+//           as a tick's (as punctual's coarse mode does), one write per connection per wake-up;
+//   tick    wakes the same way but sends only once a tick has come for the oldest due request:
+//           one write per connection per tick, and a send lag spread evenly over the tick;
 //   fine    wakes at each deadline.
 // Between sends it waits on the sockets, so every response wakes it unless it is already awake.
 //
@@ -16,7 +19,7 @@
 // kernel's receive stamp, which is earlier by the wake-up's delay).
 // That costs a clock read per wake-up and a store per request, so the CPU rounds leave it off.
 //
-// Usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS SECONDS [measure]
+// Usage: floor_h2_generator coarse|tick|fine PORT RATE CONNECTIONS STREAMS SECONDS [measure]
 //        (127.0.0.1 only)
 // Prints one JSON line: planned, sent, completed, sleeps, wakeups (and late, mean_service_ns).
 #include <arpa/inet.h>
@@ -78,6 +81,7 @@ struct connection {
 
 struct generator {
   bool coarse = true;
+  bool on_ticks_only = false;  // tick mode
   int streams = 10;
   nanoseconds start{}, gap{};
   std::string block;  // the request's HPACK block
@@ -89,6 +93,7 @@ struct generator {
   nanoseconds service_sum{}, clock{};  // clock: this turn's time, when measuring
 
   nanoseconds due(long i) const { return start + gap * i; }
+  nanoseconds tick_after(nanoseconds t) const { return start + (t - start + tick - nanoseconds(1)) / tick * tick; }
   nanoseconds second_end(nanoseconds t) const {
     return start + ((t - start) / std::chrono::seconds(1) + 1) * std::chrono::seconds(1);
   }
@@ -177,14 +182,15 @@ struct generator {
     for (;;) {
       const nanoseconds t = now();
       clock = t;
-      for (; planned < total && due(planned) <= t; ++planned, ++queued) {
+      const bool sends = !on_ticks_only || (planned < total && tick_after(due(planned)) <= t);
+      for (; sends && planned < total && due(planned) <= t; ++planned, ++queued) {
         if (measure && t > second_end(due(planned)) + schedule_grace) ++late;
       }
       dispatch();
       flush();
       if (planned == total) break;
       const nanoseconds next = due(planned);
-      wait_until(coarse ? start + (next - start + tick - nanoseconds(1)) / tick * tick : next);
+      wait_until(coarse ? tick_after(next) : next);
     }
     const nanoseconds give_up = now() + std::chrono::seconds(2);
     while ((completed < planned) && now() < give_up) {
@@ -213,8 +219,9 @@ int connect_loopback(int port) {
 
 int main(int argc, char** argv) {
   if ((argc != 7 && (argc != 8 || std::strcmp(argv[7], "measure") != 0)) ||
-      (std::strcmp(argv[1], "coarse") != 0 && std::strcmp(argv[1], "fine") != 0)) {
-    std::fprintf(stderr, "usage: floor_h2_generator coarse|fine PORT RATE CONNECTIONS STREAMS "
+      (std::strcmp(argv[1], "coarse") != 0 && std::strcmp(argv[1], "tick") != 0 &&
+       std::strcmp(argv[1], "fine") != 0)) {
+    std::fprintf(stderr, "usage: floor_h2_generator coarse|tick|fine PORT RATE CONNECTIONS STREAMS "
                          "SECONDS [measure]\n");
     return 2;
   }
@@ -229,7 +236,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   prctl(PR_SET_TIMERSLACK, 1);
-  g.coarse = std::strcmp(argv[1], "coarse") == 0;
+  g.on_ticks_only = std::strcmp(argv[1], "tick") == 0;
+  g.coarse = g.on_ticks_only || std::strcmp(argv[1], "coarse") == 0;
   g.measure = argc == 8;
   if (g.streams > static_cast<int>(stream_ring)) {
     std::fprintf(stderr, "floor_h2_generator: at most %zu streams\n", stream_ring);
