@@ -62,6 +62,9 @@ struct validity_input {
   // A distributed run (--shard I/N): this process carries 1/shards of rate_per_s on its own
   // connections, and each of its workers sends every (shards x threads)-th request.
   std::uint32_t shards = 1;
+  // --precision coarse: what is due is sent on ticks this far apart, so send lag reaches a tick
+  // by design, and neither more threads nor a lower rate lowers it. Zero in the other modes.
+  std::chrono::nanoseconds send_tick{};
 };
 
 struct validity_report {

@@ -16,6 +16,7 @@
 #include "cli/progress.hpp"
 #include "cli/renderings.hpp"
 #include "cli/shard_options.hpp"
+#include "engine/pacer.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
 #include "report/json.hpp"
@@ -143,7 +144,10 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .worst_second = r.worst_second ? &*r.worst_second : nullptr,
                                          .start_lag = r.start_lag,
                                          .shard = run::shard_name(setup.config),
-                                         .shards = setup.config.shards()});
+                                         .shards = setup.config.shards(),
+                                         .send_tick = setup.config.precision == run::precision_mode::coarse
+                                                          ? engine::pacer::coarse_tick
+                                                          : std::chrono::nanoseconds{0}});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
   }

@@ -9,7 +9,6 @@ namespace {
 // land ~60 us late at p50 and ~125 us at p99, but ~1.4 ms at p99.9 (docs/design.md): a shorter
 // margin leaves that tail in the send lag. Above ~500 req/s per worker this means always spinning.
 constexpr nanoseconds spin_margin{2'000'000};
-constexpr nanoseconds coarse_tick{1'000'000};
 // Waits longer than this (the start of a schedule, idle gaps of runs below 100 req/s) are split.
 constexpr nanoseconds long_wait{10'000'000};
 // Below this, waiting for a deadline by polling costs less CPU than a sleep (~35 us per

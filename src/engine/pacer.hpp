@@ -22,6 +22,8 @@ class pacer {
  public:
   // A response waits unread for the next due wake-up only when that comes within this long.
   static constexpr nanoseconds harvest_horizon{1'000'000};
+  // Coarse mode's wake-ups are this far apart (counted from the schedule's start).
+  static constexpr nanoseconds coarse_tick{1'000'000};
 
   // `uneven_gaps`: the schedule's gaps vary (Poisson), so in fine mode every wait wakes early,
   // not only long ones (see the constructor's use in worker.cpp).

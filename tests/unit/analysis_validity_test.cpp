@@ -39,6 +39,7 @@ struct fixture {
   std::uint32_t max_users = 0;
   double mean_session_ns = 0;
   std::optional<std::chrono::nanoseconds> start_lag;
+  std::chrono::nanoseconds send_tick{};
 
   fixture() {
     view_set second;
@@ -62,7 +63,8 @@ struct fixture {
                                          .intervals = series, .slo_percentiles = slo, .window = window,
                                          .load = &load, .max_users = max_users,
                                          .mean_session_ns = mean_session_ns,
-                                         .start_lag = start_lag, .shard = "shard 2 of 7"});
+                                         .start_lag = start_lag, .shard = "shard 2 of 7",
+                                         .send_tick = send_tick});
   }
 };
 
@@ -129,6 +131,27 @@ TEST(analysis_validity, send_lag_fails_at_p99) {
   EXPECT_EQ(r.failures().front()->name, "send_lag_p99");
   // The warnings then do not claim the gated figure is unaffected.
   EXPECT_EQ(find(r, "send_lag_max").note.find("not affected"), std::string::npos);
+}
+
+// Coarse mode's lag comes from its ticks: the advice names the mode, not threads or the rate,
+// unless the lag is well past a tick.
+TEST(analysis_validity, a_coarse_runs_send_lag_failure_names_its_ticks) {
+  fixture f;
+  f.views[view::send_lag].reset();
+  f.views[view::send_lag].record_n(500'000, 9'800);
+  f.views[view::send_lag].record_n(1'050'000, 200);  // 2%: p99 is 1.05 ms
+  const auto fine = f.run();
+  EXPECT_NE(find(fine, "send_lag_p99").note.find("use more threads"), std::string::npos);
+  f.send_tick = 1ms;
+  const auto coarse = f.run();
+  const auto& c = find(coarse, "send_lag_p99");
+  EXPECT_FALSE(c.pass);
+  EXPECT_NE(c.note.find("--precision coarse sends what is due once every 1ms"), std::string::npos) << c.note;
+  EXPECT_EQ(c.note.find("more threads"), std::string::npos) << c.note;
+  // Three ticks late is more than the ticks explain.
+  f.views[view::send_lag].record_n(3 * ms, 400);
+  const auto behind = f.run();
+  EXPECT_NE(find(behind, "send_lag_p99").note.find("use more threads"), std::string::npos);
 }
 
 TEST(analysis_validity, send_lag_allowance_scales_with_response_time) {
