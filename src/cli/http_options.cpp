@@ -51,14 +51,12 @@ std::string apply_http_options(const run_options& o, run::config& c) {
   if (o.max_streams_given && c.http == run::http_version::http1) {
     throw usage_error("--max-streams: streams are HTTP/2's; give --http 2 or --http auto");
   }
-  if (o.max_streams_given && c.model == run::model_kind::closed) {
-    throw usage_error(
-        "--max-streams: the closed model keeps one request in flight per connection; give more -c");
-  }
   if (o.max_streams < 1 || o.max_streams > 1000) {
     throw usage_error("--max-streams " + std::to_string(o.max_streams) + ": expected 1 to 1000");
   }
-  c.max_streams = o.max_streams;
+  // The closed model's users: one per connection unless --max-streams puts more on each (as
+  // h2load's -m does), so that -c keeps its meaning over either protocol.
+  c.max_streams = c.model == run::model_kind::closed && !o.max_streams_given ? 1 : o.max_streams;
   if (c.tls.enabled) {
     using offer = net::tls_client_config::alpn_offer;
     c.tls.alpn = c.http == run::http_version::http1   ? offer::http1

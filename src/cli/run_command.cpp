@@ -114,9 +114,10 @@ double mean_session_ns(const run::config& c, const record::view_set& views) {
 
 namespace {
 
-// HTTP/2 connections of the open model carry --max-streams requests at once; anything else one.
+// HTTP/2 connections carry --max-streams requests at once (the closed model: users), except a
+// hybrid user's own; anything else one.
 std::uint32_t streams_per_connection(const run::config& config, const engine::run_result& r) {
-  if (config.model != run::model_kind::open) return 1;
+  if (config.model == run::model_kind::hybrid) return 1;
   return r.protocols().mostly_h2() ? config.max_streams : 1;
 }
 

@@ -32,7 +32,6 @@ struct connection {
   bool flush_pending = false;  // HTTP/2: requests begun this turn wait for one write together
   std::chrono::nanoseconds connect_started{};
   std::chrono::nanoseconds retry_at{};   // closed after a failed connect: not before this
-  std::chrono::nanoseconds next_send{};  // closed model: when this connection sends next
   std::uint32_t first_slot = 0;  // its slots: first_slot .. first_slot + slot_count - 1
   std::uint32_t slot_count = 1;
   std::uint32_t in_flight = 0;              // its busy slots

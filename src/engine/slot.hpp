@@ -23,6 +23,9 @@ struct slot {
   std::string response;
   bool keeps_response = false;
   std::uint32_t in_flight_at = 0;  // per_user: its place in worker::in_flight_ while busy
+  // The closed model: each slot is a user, which sends its next request this long after its
+  // last one ended (think time).
+  std::chrono::nanoseconds next_send{};
 };
 
 }  // namespace punctual::engine

@@ -69,9 +69,11 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
   bool defer = config.model != model_kind::closed;
   if (sessions_) sessions_->set_read_horizon(pacer::harvest_horizon);
   multiplexed_ = config.http != run::http_version::http1;
-  // A closed-model connection, and a hybrid user's own, carries one request at a time.
-  const std::uint32_t per_connection =
-      multiplexed_ && config.model == model_kind::open ? std::max<std::uint32_t>(config.max_streams, 1) : 1;
+  // A hybrid user's own connection carries one request at a time. An HTTP/2 connection of the
+  // closed model carries --max-streams users (one unless it is given), each a slot.
+  const std::uint32_t per_connection = multiplexed_ && config.model != model_kind::hybrid
+                                           ? std::max<std::uint32_t>(config.max_streams, 1)
+                                           : 1;
   for (auto& c : connections_) {
     c.transport = parts.transports.make();
     if (config.http != run::http_version::http1) {
@@ -145,7 +147,7 @@ void worker::prepare(nanoseconds start) {
     recorder_->on_tls_handshake(start + config_.warmup, took, resumed);
   }
   early_handshakes_.clear();
-  for (auto& c : connections_) c.next_send = start;
+  for (auto& s : slots_) s.next_send = start;
 }
 
 void worker::run(const run_control& control) {
@@ -307,41 +309,6 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
   return true;
 }
 
-// Closed model: each connection sends its next request when its previous one is done (plus
-// think time). There is no intended time other than the send itself. A connection that was lost
-// and could not be reopened is reopened for its next request, as in the open model: the request
-// waits for the connect, and a failed connect is counted for it, so every failure is counted and
-// the run never goes on quietly with fewer connections.
-void worker::dispatch_closed_model(nanoseconds now) {
-  if (now >= window_end_) return;
-  for (std::size_t i = 0; i < idle_.size();) {
-    connection& c = connections_[idle_[i]];
-    if (c.next_send > now) {
-      ++i;
-      continue;
-    }
-    idle_[i] = idle_.back();
-    idle_.pop_back();
-    send_request(begin_closed_request(c, now), now);
-  }
-  for (auto& c : connections_) {
-    if (c.state != conn_state::closed || c.retry_at > now || c.next_send > now) continue;
-    begin_closed_request(c, now).times.had_to_connect = true;
-    start_connect(c, now);
-  }
-}
-
-slot& worker::begin_closed_request(connection& c, nanoseconds now) {
-  slot& s = *next_free(c);
-  s.times = record::request_times{};
-  s.times.intended = s.times.dispatched = s.times.assigned = now;
-  mark_busy(s);
-  recorder_->on_planned(now);
-  recorder_->on_dispatched(s.times);
-  recorder_->on_assigned(s.times);
-  return s;
-}
-
 void worker::serve_queue(nanoseconds now) {
   while (!queue_.empty()) {
     // A retry can sit behind requests with later deadlines: do not send it once it is too late.
@@ -467,8 +434,9 @@ void worker::mark_busy(slot& s) noexcept {
   in_flight_.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
 }
 
-void worker::mark_free(slot& s) noexcept {
+void worker::mark_free(slot& s, nanoseconds now) noexcept {
   if (!s.busy) return;
+  s.next_send = now + config_.think;  // the closed model: its user's next request
   connection& c = connection_of(s);
   c.in_flight--;
   c.free_slots.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
@@ -497,7 +465,7 @@ void worker::check_deadline(slot& s, nanoseconds now) {
   const bool sent = c.state == conn_state::busy && s.times.sent.count() != 0;
   if (sent && c.codec->counts_per_stream()) count_stream_bytes(s, c.codec->bytes_of(local_index(s)));
   const bool carries_on = sent ? c.codec->cancel(local_index(s)) : c.in_flight > 1;
-  mark_free(s);
+  mark_free(s, now);
   if (!carries_on) {
     if (c.in_flight) return fail_connection(c, record::socket_reason::closed, now);
     return close_connection(c, now);
@@ -562,10 +530,7 @@ void worker::scan_connections(nanoseconds now) noexcept {
       }
     }
     if (c.state == conn_state::closed && !queue_.empty()) wake = std::min(wake, c.retry_at);
-    if (config_.model == model_kind::closed && now < window_end_) {
-      if (c.state == conn_state::idle) wake = std::min(wake, c.next_send);
-      if (c.state == conn_state::closed) wake = std::min(wake, std::max(c.next_send, c.retry_at));
-    }
+    if (config_.model == model_kind::closed && now < window_end_) wake = std::min(wake, users_due(c));
   }
   scan_ = {wake, now, awaits_socket};
 }
@@ -611,7 +576,7 @@ void worker::finish_unfinished() {
   for (auto& s : slots_) {
     if (!s.busy) continue;
     recorder_->on_unfinished(s.times, interrupted_at_);
-    mark_free(s);
+    mark_free(s, interrupted_at_);
   }
   if (sessions_) sessions_->skip_waiting();
 }

@@ -81,7 +81,11 @@ class worker {
   bool next_entry() noexcept;
   void dispatch_due(nanoseconds now);
   void dispatch_closed_model(nanoseconds now);
-  slot& begin_closed_request(connection& c, nanoseconds now);
+  slot& begin_closed_request(slot& s, nanoseconds now);
+  // The closed model: a free slot of `c` whose user is due by `now`, moved to the top of the
+  // connection's free stack (where mark_busy takes it), or null.
+  slot* due_user(connection& c, nanoseconds now) noexcept;
+  nanoseconds users_due(const connection& c) const noexcept;
   void dispatch_arrivals(nanoseconds now);
   void dispatch_sessions(nanoseconds now);
   void dispatch_retries(nanoseconds now);
@@ -164,7 +168,7 @@ class worker {
   // slot: thousands of users think while a few hundred steps are in flight.
   std::vector<std::uint32_t> in_flight_;
   void mark_busy(slot& s) noexcept;
-  void mark_free(slot& s) noexcept;
+  void mark_free(slot& s, nanoseconds now) noexcept;
 
   // HTTP/2 (--http 2 or auto): connections carry many requests at once, and a due request
   // takes the one with the fewest in flight.

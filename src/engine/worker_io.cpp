@@ -458,7 +458,7 @@ void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
     again.resent = true;
     again.sent = again.first_byte = nanoseconds{};
     again.had_to_connect = false;
-    mark_free(s);
+    mark_free(s, now);
     return enqueue(again, now);
   }
   if (e.failure == http::stream_failure::reset || e.failure == http::stream_failure::refused) {
@@ -472,7 +472,7 @@ void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
 void worker::complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                       nanoseconds done) {
   settle_response(s, response, done);
-  mark_free(s);
+  mark_free(s, now);
   // HTTP/2 keeps its connection whatever a response says (GOAWAY ends it).
   const bool keep = c.codec->counts_per_stream() || (response.keep_alive && config_.keep_alive);
   if (!keep) return close_connection(c, now);
@@ -514,7 +514,7 @@ void worker::fail_slot(slot& s, record::socket_reason why, nanoseconds now) {
   } else if (!cause || !retry(s.times, *cause, now, false)) {
     recorder_->on_socket_error(s.times, now, why);
   }
-  mark_free(s);
+  mark_free(s, now);
 }
 
 void worker::count_stream_bytes(const slot& s, const http::stream_bytes& bytes) noexcept {
@@ -547,7 +547,6 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
   c.write_blocked = false;
   c.last_connect_failed = connect_failed;
   c.retry_at = connect_failed ? now + reconnect_backoff : now;
-  c.next_send = now + config_.think;  // closed model: the next request follows this one's end
   // Reopen at once while the run needs connections, so the next request finds one ready; a
   // user's own connection opens again only for that user's next step.
   if (!connect_failed && now < window_end_ && !interrupted_ && !per_user_) start_connect(c, now);
@@ -557,10 +556,10 @@ void worker::became_idle(connection& c, nanoseconds now) {
   // After the server's GOAWAY the connection takes no more requests: open a new one.
   if (c.codec->capacity() == 0) return close_connection(c, now);
   c.state = conn_state::idle;
-  c.next_send = now + config_.think;
   if (per_user_) return;  // it waits for its own user's next step
-  // HTTP/2's open model picks the least loaded connection by scanning; the stack is for the rest.
-  if (!multiplexed_ || config_.model == model_kind::closed) {
+  // HTTP/2 picks the least loaded connection by scanning, and the closed model's users find
+  // their own connections (dispatch_closed_model): the stack is for HTTP/1.1's open model.
+  if (!multiplexed_ && config_.model != model_kind::closed) {
     idle_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
   }
   serve_queue(now);
