@@ -36,9 +36,9 @@ DURATION = "3s"
 OUTCOMES = ("ok", "http_error", "socket_error", "timeout", "dropped", "unfinished")
 
 
-def truth_run(binary, rate, connections, streams):
-    """One run against `serve --http2` with a stall; checks it against the truth and returns
-    the report."""
+def truth_attempt(binary, rate, connections, streams):
+    """One run against `serve --http2` with a stall: the report, the truth and the server's own
+    answer times (answered - intended) at each percentile, and the median arrival lag."""
     with tempfile.TemporaryDirectory(prefix="punctual-h2-truth-") as work:
         server, port = tl.start_server(binary, work, STALL_AT, extra_args=["--http2"])
         try:
@@ -63,10 +63,32 @@ def truth_run(binary, rate, connections, streams):
     check_eq(len(stalls), 1, name + ": one stall taken")
     check_eq(len(arrivals), len(intended_all), name + ": every scheduled request arrived once")
     truth = tl.truth_percentiles(measured, stalls)
-    got = {p: int(report["latency"]["response_time"]["percentiles_ns"][p]) for p in tl.PERCENTILES}
+    seen = tl.server_observed_percentiles(measured, intended_all, arrivals)
+    lag = tl.median(tl.arrival_lags(intended_all, arrivals, stalls))
+    return name, report, truth, seen, lag
+
+
+def truth_run(binary, rate, connections, streams):
+    """Runs against `serve --http2` with a stall and checks the report against the truth;
+    returns the report. As in test_truth.py, a run whose only misses are against the truth,
+    while its requests reached the server on schedule and its figures match the server's own
+    answer times, is taken again (3 runs at most): the host held the server back, and the truth
+    (which has the server answer at once outside its stall) does not contain that."""
+    for attempt in range(1, 4):
+        name, report, truth, seen, lag = truth_attempt(binary, rate, connections, streams)
+        got = {p: int(report["latency"]["response_time"]["percentiles_ns"][p]) for p in tl.PERCENTILES}
+        misses = [p for p in tl.PERCENTILES if not tl.within_tolerance(truth[p], got[p])]
+        host_only = (lag is not None and lag < 200_000 and
+                     all(tl.within_tolerance(seen[p], got[p]) for p in tl.PERCENTILES))
+        if not misses or not host_only or attempt == 3:
+            break
+        print(f"{name}: p{', p'.join(misses)} missed the truth while the arrivals kept the schedule "
+              "and the server's own answer times agree: the server answered late, run again",
+              flush=True)
     for p in tl.PERCENTILES:
         check(tl.within_tolerance(truth[p], got[p]),
-              f"{name}: p{p} truth {tl.fmt_ns(truth[p])}, measured {tl.fmt_ns(got[p])}")
+              f"{name}: p{p} truth {tl.fmt_ns(truth[p])}, measured {tl.fmt_ns(got[p])} "
+              f"(the server saw {tl.fmt_ns(seen[p])}; median arrival lag {tl.fmt_ns(lag)})")
     return report
 
 
