@@ -93,7 +93,9 @@ struct generator {
   nanoseconds service_sum{}, clock{};  // clock: this turn's time, when measuring
 
   nanoseconds due(long i) const { return start + gap * i; }
-  nanoseconds tick_after(nanoseconds t) const { return start + (t - start + tick - nanoseconds(1)) / tick * tick; }
+  nanoseconds tick_after(nanoseconds t) const {
+    return start + (t - start + tick - nanoseconds(1)) / tick * tick;
+  }
   nanoseconds second_end(nanoseconds t) const {
     return start + ((t - start) / std::chrono::seconds(1) + 1) * std::chrono::seconds(1);
   }

@@ -112,17 +112,6 @@ double mean_session_ns(const run::config& c, const record::view_set& views) {
 
 }  // namespace
 
-namespace {
-
-// HTTP/2 connections carry --max-streams requests at once (the closed model: users), except a
-// hybrid user's own; anything else one.
-std::uint32_t streams_per_connection(const run::config& config, const engine::run_result& r) {
-  if (config.model == run::model_kind::hybrid) return 1;
-  return r.protocols().mostly_h2() ? config.max_streams : 1;
-}
-
-}  // namespace
-
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                        const analysis::interval_series& series) {
   report::verdicts v;
@@ -132,7 +121,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .counts = r.measured.counts,
                                          .rate_per_s = setup.config.rate_per_s(),
                                          .connections = setup.config.connections,
-                                         .streams = streams_per_connection(setup.config, r),
+                                         .streams = run::requests_per_connection(setup.config, r),
                                          .worker_cpu_shares = worker_cpu_shares(r),
                                          .intervals = series,
                                          .slo_percentiles = slo_ps,

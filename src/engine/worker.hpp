@@ -81,7 +81,7 @@ class worker {
   bool next_entry() noexcept;
   void dispatch_due(nanoseconds now);
   void dispatch_closed_model(nanoseconds now);
-  slot& begin_closed_request(slot& s, nanoseconds now);
+  void begin_closed_request(slot& s, nanoseconds now);
   // The closed model: a free slot of `c` whose user is due by `now`, moved to the top of the
   // connection's free stack (where mark_busy takes it), or null.
   slot* due_user(connection& c, nanoseconds now) noexcept;

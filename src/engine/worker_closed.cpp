@@ -6,6 +6,14 @@
 #include <utility>
 
 namespace punctual::engine {
+namespace {
+
+// Set up: it takes its users' requests now (up to its codec's capacity).
+bool set_up(const connection& c) noexcept {
+  return c.state == conn_state::idle || c.state == conn_state::busy;
+}
+
+}  // namespace
 
 // Closed model: each user sends its next request when its previous one is done (plus think
 // time). A user is a slot: one per connection, or --max-streams of them on an HTTP/2 connection.
@@ -16,7 +24,7 @@ namespace punctual::engine {
 void worker::dispatch_closed_model(nanoseconds now) {
   if (now >= window_end_) return;
   for (auto& c : connections_) {
-    const bool open = c.state == conn_state::idle || c.state == conn_state::busy;
+    const bool open = set_up(c);
     const bool reopen = c.state == conn_state::closed && c.retry_at <= now;
     if (!open && !reopen) continue;  // connecting: its users wait for it
     const std::uint32_t generation = c.generation;
@@ -49,23 +57,23 @@ slot* worker::due_user(connection& c, nanoseconds now) noexcept {
 
 // The closed model: when one of the connection's waiting users can send next (max: none can).
 nanoseconds worker::users_due(const connection& c) const noexcept {
-  const bool open = c.state == conn_state::idle || c.state == conn_state::busy;
+  const bool open = set_up(c);
   if ((!open && c.state != conn_state::closed) || (open && c.in_flight >= c.codec->capacity())) {
     return nanoseconds::max();
   }
   nanoseconds due = nanoseconds::max();
   for (const std::uint32_t k : c.free_slots) due = std::min(due, slots_[k].next_send);
-  return c.state == conn_state::closed && due != nanoseconds::max() ? std::max(due, c.retry_at) : due;
+  if (c.state == conn_state::closed && due != nanoseconds::max()) due = std::max(due, c.retry_at);
+  return due;
 }
 
-slot& worker::begin_closed_request(slot& s, nanoseconds now) {
+void worker::begin_closed_request(slot& s, nanoseconds now) {
   s.times = record::request_times{};
   s.times.intended = s.times.dispatched = s.times.assigned = now;
   mark_busy(s);
   recorder_->on_planned(now);
   recorder_->on_dispatched(s.times);
   recorder_->on_assigned(s.times);
-  return s;
 }
 
 }  // namespace punctual::engine

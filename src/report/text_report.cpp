@@ -75,12 +75,11 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
                "correction: latency measured from intended send time (response time); "
                "service time shown for contrast\n");
   } else {
-    // Over HTTP/2 --max-streams puts that many users on each connection.
-    const std::uint32_t per_connection = r.protocols().mostly_h2() ? c.max_streams : 1;
-    const std::string users = per_connection > 1
-                                  ? fmt::format("{} users ({} on each of {} connections)",
-                                                per_connection * c.connections, per_connection, c.connections)
-                                  : fmt::format("{} connections", c.connections);
+    const std::uint32_t per_connection = run::requests_per_connection(c, r);
+    const std::string users =
+        per_connection > 1 ? fmt::format("{} users ({} on each of {} connections)",
+                                         per_connection * c.connections, per_connection, c.connections)
+                           : fmt::format("{} connections", c.connections);
     fmt::print(out,
                "model: closed, {} on {} threads, think {}, for {} ({} requests sent); "
                "no rate was set: the server set the pace\n",

@@ -13,6 +13,7 @@
 #include "punctual/histogram/histogram.hpp"
 #include "record/counters.hpp"
 #include "record/recorder.hpp"
+#include "run/config.hpp"
 
 namespace punctual::run {
 
@@ -83,5 +84,12 @@ struct result {
   // The hybrid model: each step's requests of the measured window, by step name (config::mix).
   std::vector<record::second_views> steps;
 };
+
+// How many requests a connection carried at once: over HTTP/2, --max-streams (in the closed
+// model, its users), except on a hybrid user's own connection; over HTTP/1.1, one.
+inline std::uint32_t requests_per_connection(const config& c, const result& r) noexcept {
+  if (c.model == model_kind::hybrid) return 1;
+  return r.protocols().mostly_h2() ? c.max_streams : 1;
+}
 
 }  // namespace punctual::run

@@ -78,7 +78,7 @@ def truth_run(binary, rate, connections, streams):
         name, report, truth, seen, lag = truth_attempt(binary, rate, connections, streams)
         got = {p: int(report["latency"]["response_time"]["percentiles_ns"][p]) for p in tl.PERCENTILES}
         misses = [p for p in tl.PERCENTILES if not tl.within_tolerance(truth[p], got[p])]
-        host_only = (lag is not None and lag < 200_000 and
+        host_only = (lag is not None and lag < tl.ARRIVAL_MEDIAN_LIMIT_NS and
                      all(tl.within_tolerance(seen[p], got[p]) for p in tl.PERCENTILES))
         if not misses or not host_only or attempt == 3:
             break

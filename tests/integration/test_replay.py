@@ -21,7 +21,7 @@ US = 1_000
 SECOND = 1000 * MS
 WARMUP_NS = 200 * MS
 # As the truth tests hold constant and Poisson schedules to it.
-ARRIVAL_MEDIAN_LIMIT_NS = 200 * US
+ARRIVAL_MEDIAN_LIMIT_NS = tl.ARRIVAL_MEDIAN_LIMIT_NS
 
 
 def bursty_trace():

@@ -5,9 +5,10 @@ For each configuration, `punctual serve` stalls once for a known 800 ms inside t
 window and logs when it really stalled and when every request arrived. From the schedule
 punctual wrote (--schedule-out) we rebuild the true response time of every planned request and
 compare its percentiles with the JSON report. We also check the denominator rule and that
-requests reach the server on schedule, and that -t1 and -t2 agree. A configuration whose only failures are the truth checks, while
-its arrivals kept the schedule and its figures matched the server's own answer times, is taken
-again (up to 3 runs): the host held the server back (see MAX_TRIES).
+requests reach the server on schedule, and that -t1 and -t2 agree. A configuration whose only
+failures are the truth checks, while its arrivals kept the schedule and its figures matched the
+server's own answer times, is taken again (up to 3 runs): the host held the server back (see
+MAX_TRIES).
 
 One configuration runs over TLS as well (TLS_CONFIG), against the same tolerances.
 
@@ -30,7 +31,7 @@ WARMUP = "250ms"
 DURATION = "3s"
 # The stall must sit well inside the measured window, so the percentiles see all of it.
 STALL_MARGIN_NS = 100 * MS
-ARRIVAL_MEDIAN_LIMIT_NS = 200_000
+ARRIVAL_MEDIAN_LIMIT_NS = tl.ARRIVAL_MEDIAN_LIMIT_NS
 AFTER_STALL_EXCLUSION_NS = 50 * MS
 OUTCOMES = ("ok", "http_error", "socket_error", "timeout", "dropped", "unfinished")
 

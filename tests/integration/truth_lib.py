@@ -19,6 +19,8 @@ US = 1_000
 
 # The percentiles the truth tests compare, as keys of latency.response_time.percentiles_ns.
 PERCENTILES = ("50", "90", "99", "99.9")
+# Requests reach the server on schedule: the median |arrival - intended| outside the stalls.
+ARRIVAL_MEDIAN_LIMIT_NS = 200_000
 
 
 class ConfigError(Exception):
