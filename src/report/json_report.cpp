@@ -53,7 +53,7 @@ json trace_json(const schedule::plan& p) {
               {"mean_rate_per_s", s.mean_rate_per_s}};
 }
 
-json model_json(const run::config& c) {
+json model_json(const run::config& c, const run::result& r) {
   json m{{"kind", run::name(c.model)}};
   if (c.plan) m["arrival"] = run::name(c.plan->arrival);
   const auto rate = c.rate_per_s();
@@ -64,7 +64,10 @@ json model_json(const run::config& c) {
   // The hybrid model's plan is of users, not requests.
   m["schedule"] = c.plan ? schedule::describe(*c.plan, c.hybrid ? "users/s" : "req/s") : std::string();
   if (c.plan && c.plan->arrival == schedule::arrival_kind::trace) m["trace"] = trace_json(*c.plan);
-  if (c.model == run::model_kind::closed) m["think_ns"] = c.think.count();
+  if (c.model == run::model_kind::closed) {
+    m["think_ns"] = c.think.count();
+    m["users"] = c.connections * run::requests_per_connection(c, r);
+  }
   m["precision"] = run::name(c.precision);
   if (c.hybrid) {
     m["scenario"] = hybrid_model_json(c);
@@ -239,7 +242,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"punctual", {{"version", "0.1.0"}}},
            {"command_line", config.command_line},
            {"target", config.target_url},
-           {"model", model_json(config)},
+           {"model", model_json(config, r)},
            {"correction", correction_json(config)},
            {"schedule", schedule_json(config, r)},
            {"interrupted", r.interrupted},

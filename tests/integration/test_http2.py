@@ -181,11 +181,13 @@ def closed_model_streams(binary):
     planned = report["schedule"]["planned"]
     check_eq(report["outcomes"]["ok"], planned, "2 x 4 users: ok == planned")
     check_eq(report["protocol"]["connections"]["h2"], 2, "2 x 4 users: connections")
+    check_eq(report["model"]["users"], 8, "2 x 4 users: the JSON's model.users")
     # Each user waits 20 ms per request: 8 of them send about 400 in 1 s, 2 about 100.
     check(planned >= 250, f"2 x 4 users sent {planned} requests in 1 s (8 users: ~400)")
     one = harness.require_report(single)
     harness.assert_denominator(one)
     check(one["schedule"]["planned"] <= 130, f"2 x 1 users sent {one['schedule']['planned']} (~100)")
+    check_eq(one["model"]["users"], 2, "2 x 1 users: the JSON's model.users")
     check_eq(len(arrivals), planned + one["schedule"]["planned"], "every request arrived once")
     check_eq(most_at_once(arrivals), 8, "the most requests at the server at once")
     check("model: closed, 8 users (4 on each of 2 connections)" in result.stdout,
