@@ -20,7 +20,9 @@ nginx (one worker, h2c by prior knowledge) runs on CPU 0 and every load tool on 
    at the median offset), and punctual's own intended times (--schedule-out) are shown too.
    Target: punctual's p99 at least 10x smaller than h2load's. Also at 20,000 req/s over 10 x 10,
    where h2load's ten clients each keep their own timer: both tools' arrivals are held against
-   one even 20,000/s grid.
+   one even 20,000/s grid. When tcpdump can run (root), each run is also captured on lo and the
+   same fit is made of the requests' times on the wire (h2_wire.py), which a server that falls
+   behind cannot blur: `serve` dates a batch of frames read together by the batch's last segment.
 3. Maximum rate: punctual's highest open-loop rate that completes >= 99% of planned requests with
    a valid run (two tries a step; steps of 5% near 1.0), over 10 x 10, against h2load's
    closed-loop maximum (`-c10 -m10`, no --rps), taken before and after the ladder and averaged.
@@ -50,6 +52,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ left in bench/
+import h2_wire  # noqa: E402  (its frame walk over a pcap)
 PUNCTUAL = os.path.abspath(os.environ.get("PUNCTUAL", os.path.join(HERE, "..", "build", "punctual")))
 QUICK = os.environ.get("QUICK") == "1"
 # Which sections run (comma-separated): cpu_per_request, send_precision, max_rate.
@@ -185,6 +190,42 @@ def serve(work, name):
     raise RuntimeError("serve did not start")
 
 
+TCPDUMP = shutil.which("tcpdump")
+
+
+def capture(work, name, port):
+    """Starts tcpdump on lo (beside the server, on its CPU) for what goes to `port`, whole
+    payloads, so that h2_wire.py can find the requests' frames; None without tcpdump or root."""
+    if not TCPDUMP or os.geteuid() != 0:
+        return None
+    pcap, err = os.path.join(work, name + ".pcap"), os.path.join(work, name + ".tcpdump")
+    proc = subprocess.Popen(["taskset", "-c", SERVER_CPU, TCPDUMP, "-i", "lo", "-n", "-s", "0",
+                             "-B", "131072", "--time-stamp-precision=nano", "-w", pcap,
+                             f"tcp dst port {port}"], stderr=open(err, "w"))
+    for _ in range(250):
+        if "listening on" in open(err).read():
+            return proc, pcap, port
+        time.sleep(0.02)
+    stop(proc)
+    return None
+
+
+def wire_times(cap):
+    """The requests' times on the wire (CLOCK_REALTIME ns), or None without a capture."""
+    if cap is None:
+        return None
+    proc, pcap, port = cap
+    time.sleep(1)  # tcpdump drops what is still in its buffer on SIGINT
+    stop(proc)
+    try:
+        times = h2_wire.request_times(pcap, port)
+    except ValueError as e:
+        print(f"h2_bench: {pcap}: {e}", file=sys.stderr)
+        times = None
+    os.remove(pcap)
+    return times
+
+
 def stop(proc):
     proc.send_signal(signal.SIGINT)
     try:
@@ -198,9 +239,13 @@ def punctual_precision(work, rate, conns, streams, mode):
     """punctual's arrivals in one --precision MODE run: the grid-fit p99 and the p99 against its
     own intended times, with its own send lag p99 beside them."""
     proc, port, log = serve(work, "ours-" + mode)
+    cap = capture(work, "ours-" + mode, port)
     sched = os.path.join(work, "schedule.txt")
+    stolen = steal_ms()
     _, _, r = punctual_run(f"http://127.0.0.1:{port}/", rate, conns, streams,
                            ["--schedule-out", sched, "--precision", mode], DUR, work)
+    stolen = steal_ms() - stolen
+    wire = wire_times(cap)
     stop(proc)
     ours = arrivals_of(log)
     start = int(r["schedule"]["start_mono_ns"])
@@ -210,7 +255,9 @@ def punctual_precision(work, rate, conns, streams, mode):
     true_errors = sorted(abs(a - i) for a, i in zip(ours[:n], intended[:n]))
     return {"p99_ns_grid_fit": grid_error_p99(ours, rate),
             "p99_ns_true_intended": true_errors[int(0.99 * (n - 1))],
-            "send_lag_p99_ns": r["latency"]["send_lag"]["percentiles_ns"]["99"]}
+            "wire_p99_ns_grid_fit": grid_error_p99(wire, rate) if wire else None,
+            "send_lag_p99_ns": r["latency"]["send_lag"]["percentiles_ns"]["99"],
+            "steal_ms": stolen}
 
 
 def precision_run(work, rate, conns, streams):
@@ -218,16 +265,24 @@ def precision_run(work, rate, conns, streams):
     over CONNS x STREAMS (h2load: --rps RATE/CONNS per client), arrivals from `serve --http2`
     on the server CPU, dated by the kernel's receive stamps. Returns the figures."""
     proc, port, log = serve(work, "h2load")
+    cap = capture(work, "h2load", port)
+    stolen = steal_ms()
     timed([H2LOAD, f"-c{conns}", f"-m{streams}", "--rps", str(rate // conns), "-D", str(DUR), "-t1",
            f"http://127.0.0.1:{port}/"], DUR * 3 + 30)
+    stolen = steal_ms() - stolen
+    wire = wire_times(cap)
     stop(proc)
     b = grid_error_p99(arrivals_of(log), rate)
+    b_wire = grid_error_p99(wire, rate) if wire else None
     out = {"rate": rate, "connections": conns, "streams": streams, "h2load_p99_ns_grid_fit": b,
+           "h2load_wire_p99_ns_grid_fit": b_wire, "h2load_steal_ms": stolen,
            "target": ">= 10"}
     for mode in ("fine", "spin"):
         ours = punctual_precision(work, rate, conns, streams, mode)
         out["punctual_" + mode] = ours
         out[f"ratio_h2load_over_punctual_{mode}"] = b / max(ours["p99_ns_grid_fit"], 1)
+        if b_wire and ours["wire_p99_ns_grid_fit"]:
+            out[f"wire_ratio_h2load_over_punctual_{mode}"] = b_wire / max(ours["wire_p99_ns_grid_fit"], 1)
     return out
 
 
