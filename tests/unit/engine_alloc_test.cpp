@@ -192,7 +192,13 @@ TEST(engine_alloc, retry_path_allocates_nothing) {
 }
 
 // Handshakes allocate (before the start, on the coordinating thread); requests over an open TLS
-// connection do not, and neither do OpenSSL's own buffers once they exist.
+// connection do not, and neither do OpenSSL's own buffers once they exist. What a connection
+// allocates once may still land on a worker thread: TLS 1.3's session tickets come after the
+// handshake and are taken in by the first read (a copied session each), and a reconnect
+// handshakes on the worker. Once, under ASan beside other tests, the long run counted 170
+// against the short run's 102 (the cause was not caught). Such work comes with the 4
+// connections, not with the requests: allocating per request would add at least one for each
+// of the long run's 2,000 more. The margin sits far between the two.
 TEST(engine_alloc, tls_request_path_allocates_nothing) {
   ASSERT_TRUE(openssl_counted) << "OpenSSL allocated before its allocations could be counted";
   main_thread = std::this_thread::get_id();
@@ -204,7 +210,7 @@ TEST(engine_alloc, tls_request_path_allocates_nothing) {
   });
   EXPECT_EQ(r.short_planned, 1000u);
   EXPECT_EQ(r.long_planned, 3000u);
-  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per request over TLS";
+  EXPECT_LE(r.long_run, r.short_run + 200) << "the worker threads allocated per request over TLS";
 }
 
 // HTTP/2 (h2c): nghttp2's streams, header blocks and frame buffers come from the worker's
