@@ -226,6 +226,18 @@ def wire_times(cap):
     return times
 
 
+def observed(work, name, load):
+    """Runs load(port) against a fresh `serve --http2 --arrival-log`, with lo captured when it
+    can be: what load returned, the log's arrivals, the wire's times (or None) and the steal."""
+    proc, port, log = serve(work, name)
+    cap = capture(work, name, port)
+    seen = with_steal(lambda: {"result": load(port)})
+    seen["wire"] = wire_times(cap)
+    stop(proc)
+    seen["arrivals"] = arrivals_of(log)
+    return seen
+
+
 def stop(proc):
     proc.send_signal(signal.SIGINT)
     try:
@@ -238,16 +250,11 @@ def stop(proc):
 def punctual_precision(work, rate, conns, streams, mode):
     """punctual's arrivals in one --precision MODE run: the grid-fit p99 and the p99 against its
     own intended times, with its own send lag p99 beside them."""
-    proc, port, log = serve(work, "ours-" + mode)
-    cap = capture(work, "ours-" + mode, port)
     sched = os.path.join(work, "schedule.txt")
-    stolen = steal_ms()
-    _, _, r = punctual_run(f"http://127.0.0.1:{port}/", rate, conns, streams,
-                           ["--schedule-out", sched, "--precision", mode], DUR, work)
-    stolen = steal_ms() - stolen
-    wire = wire_times(cap)
-    stop(proc)
-    ours = arrivals_of(log)
+    seen = observed(work, "ours-" + mode, lambda port: punctual_run(
+        f"http://127.0.0.1:{port}/", rate, conns, streams,
+        ["--schedule-out", sched, "--precision", mode], DUR, work)[2])
+    r, ours, wire = seen["result"], seen["arrivals"], seen["wire"]
     start = int(r["schedule"]["start_mono_ns"])
     intended = sorted(start + int(line.split()[1]) for line in open(sched)
                       if line.strip() and not line.startswith("#"))
@@ -257,25 +264,20 @@ def punctual_precision(work, rate, conns, streams, mode):
             "p99_ns_true_intended": true_errors[int(0.99 * (n - 1))],
             "wire_p99_ns_grid_fit": grid_error_p99(wire, rate) if wire else None,
             "send_lag_p99_ns": r["latency"]["send_lag"]["percentiles_ns"]["99"],
-            "steal_ms": stolen}
+            "steal_ms": seen["steal_ms"]}
 
 
 def precision_run(work, rate, conns, streams):
     """One precision run of h2load and of punctual in fine (the default) and spin mode at RATE
     over CONNS x STREAMS (h2load: --rps RATE/CONNS per client), arrivals from `serve --http2`
     on the server CPU, dated by the kernel's receive stamps. Returns the figures."""
-    proc, port, log = serve(work, "h2load")
-    cap = capture(work, "h2load", port)
-    stolen = steal_ms()
-    timed([H2LOAD, f"-c{conns}", f"-m{streams}", "--rps", str(rate // conns), "-D", str(DUR), "-t1",
-           f"http://127.0.0.1:{port}/"], DUR * 3 + 30)
-    stolen = steal_ms() - stolen
-    wire = wire_times(cap)
-    stop(proc)
-    b = grid_error_p99(arrivals_of(log), rate)
-    b_wire = grid_error_p99(wire, rate) if wire else None
+    seen = observed(work, "h2load", lambda port: timed(
+        [H2LOAD, f"-c{conns}", f"-m{streams}", "--rps", str(rate // conns), "-D", str(DUR), "-t1",
+         f"http://127.0.0.1:{port}/"], DUR * 3 + 30))
+    b = grid_error_p99(seen["arrivals"], rate)
+    b_wire = grid_error_p99(seen["wire"], rate) if seen["wire"] else None
     out = {"rate": rate, "connections": conns, "streams": streams, "h2load_p99_ns_grid_fit": b,
-           "h2load_wire_p99_ns_grid_fit": b_wire, "h2load_steal_ms": stolen,
+           "h2load_wire_p99_ns_grid_fit": b_wire, "h2load_steal_ms": seen["steal_ms"],
            "target": ">= 10"}
     for mode in ("fine", "spin"):
         ours = punctual_precision(work, rate, conns, streams, mode)

@@ -23,22 +23,14 @@ HEADERS = 0x1
 
 def tcp_payload(proto, ip):
     """(src port, dst port, sequence number, payload bytes), or None for what is not TCP."""
-    if proto == 0x0800 and len(ip) >= 20:
-        ihl = (ip[0] & 0x0F) * 4
-        total = struct.unpack("!H", ip[2:4])[0]
-        if ip[9] != 6 or len(ip) < ihl + 20:
-            return None
-        tcp, end = ip[ihl:], total - ihl
-    elif proto == 0x86DD and len(ip) >= 60:
-        if ip[6] != 6:  # extension headers are not expected on lo
-            return None
-        tcp, end = ip[40:], struct.unpack("!H", ip[4:6])[0]
-    else:
+    header = wire_gaps.tcp_header(proto, ip)
+    if header is None:
         return None
+    tcp, payload_len = header
     sport, dport, seq = struct.unpack("!HHI", tcp[:8])
     offset = (tcp[12] >> 4) * 4
-    payload = tcp[offset:end]
-    if len(payload) != end - offset:
+    payload = tcp[offset:offset + payload_len]
+    if len(payload) != payload_len:
         raise ValueError("the capture cut a segment short: take it with tcpdump -s 0")
     return sport, dport, seq, payload
 
@@ -111,7 +103,7 @@ def request_times(path, port):
 
 def main(argv):
     if len(argv) != 3:
-        print(__doc__.split("\n\n")[-2], file=sys.stderr)
+        print("usage: h2_wire.py PCAP PORT", file=sys.stderr)
         return 2
     found = requests(argv[1], int(argv[2]))
     for t, sport, stream in found:

@@ -86,11 +86,12 @@ def network_payload(linktype, frame):
     return None
 
 
-def tcp_segment(proto, ip):
-    """Returns (src port, dst port, payload length) from the IP and TCP headers.
+def tcp_header(proto, ip):
+    """Returns (the TCP header and what follows it, payload length) from an IP packet, or None
+    for what is not TCP.
 
     The payload length comes from the headers, not from the captured bytes, because the
-    capture is cut at a small snap length.
+    capture may be cut at a small snap length.
     """
     if proto == 0x0800 and len(ip) >= 20:
         ihl = (ip[0] & 0x0F) * 4
@@ -98,14 +99,21 @@ def tcp_segment(proto, ip):
         if ip[9] != 6 or len(ip) < ihl + 13:
             return None
         tcp = ip[ihl:]
-        payload_len = total - ihl - (tcp[12] >> 4) * 4
-    elif proto == 0x86DD and len(ip) >= 40:
+        return tcp, total - ihl - (tcp[12] >> 4) * 4
+    if proto == 0x86DD and len(ip) >= 40:
         if ip[6] != 6 or len(ip) < 40 + 13:  # extension headers are not expected on lo
             return None
         tcp = ip[40:]
-        payload_len = struct.unpack("!H", ip[4:6])[0] - (tcp[12] >> 4) * 4
-    else:
+        return tcp, struct.unpack("!H", ip[4:6])[0] - (tcp[12] >> 4) * 4
+    return None
+
+
+def tcp_segment(proto, ip):
+    """Returns (src port, dst port, payload length) from the IP and TCP headers."""
+    header = tcp_header(proto, ip)
+    if header is None:
         return None
+    tcp, payload_len = header
     sport, dport = struct.unpack("!HH", tcp[:4])
     return sport, dport, payload_len
 
