@@ -311,11 +311,15 @@ section1() {
   # shared machine hits one round of every tool rather than every run of one tool. Each mode's
   # floor runs right beside it (before it in even rounds, after it in odd ones), since the
   # ratio to the floor is taken per round and this machine's speed drifts within a minute.
+  # The coarse floor runs once more on punctual's other side: the two floor runs are the same
+  # work, so their ratio (floor_aa) is what this host's drift alone does to a ratio in a round.
   for round in $(seq "$cpu_rounds"); do
     log "   CPU round $round/$cpu_rounds"
     for mode in coarse fine; do
       (( round % 2 == 0 )) && floor_run "s1_cpu_floor_${mode}_r$round" "$mode"
+      [[ $mode == coarse ]] && (( round % 2 == 1 )) && floor_run "s1_cpu_floor_again_r$round" coarse
       punctual_run "s1_cpu_${mode}_r$round" -t1 -c"$conns1" -R"$rate1" -d"${dur}s" --precision "$mode"
+      [[ $mode == coarse ]] && (( round % 2 == 0 )) && floor_run "s1_cpu_floor_again_r$round" coarse
       (( round % 2 == 1 )) && floor_run "s1_cpu_floor_${mode}_r$round" "$mode"
     done
     # The coarse floor that also takes each response's kernel receive stamp, as punctual must.
@@ -644,7 +648,7 @@ per_round = {}
 for mode in ("coarse", "fine", "spin"):
     per_round["punctual " + mode] = [punctual_round(mode, r) for r in rounds]
 per_round["h2load"] = [h2load_round(r) for r in rounds]
-for mode in ("coarse", "fine", "stamped"):
+for mode in ("coarse", "fine", "stamped", "again"):
     per_round["floor " + mode] = [floor_round(mode, r) for r in rounds]
 
 
@@ -682,6 +686,12 @@ for name, v in tools.items():
         mine = v["wire"] and v["wire"]["abs_gap_error_us"][p]
         theirs = ref and ref["wire"] and ref["wire"]["abs_gap_error_us"][p]
         v[f"wire_error_p{p}_ratio_to_h2load"] = ratio(mine, theirs)
+# The coarse floor against itself, round by round (A/A): how far the host's drift alone moves a
+# ratio taken within one round. A ratio to the floor nearer its target than this spread is not
+# resolved by one run.
+floor_aa = {"median": round_ratio("floor again", "floor coarse"),
+            "rounds": [ratio(x and x["cpu_us_per_request"], y and y["cpu_us_per_request"])
+                       for x, y in zip(per_round["floor again"], per_round["floor coarse"])]}
 
 # ---- section 2
 ladder = []
@@ -857,7 +867,7 @@ result = {
 }
 if "1" in sections:
     result["cpu_and_precision"] = {"rate": rate1, "connections": conns1, "reference": "h2load",
-                                   "tools": tools}
+                                   "tools": tools, "floor_aa": floor_aa}
 if "2" in sections:
     result["max_rate"] = dict(max_rate, connections=conns1, max_queue=int(max_queue))
 if "3" in sections:
@@ -892,6 +902,9 @@ if "1" in sections:
               f"{fmt(v.get('sleeps_per_request'), '.3f'):>10} {fmt(v['rate_sent_per_s'], '.0f'):>8}")
     stamped = tools.get("punctual coarse", {}).get("cpu_ratio_to_stamped_floor")
     print(f"   punctual coarse over the floor with receive stamps (floor stamped): {fmt(stamped, '.2f')}")
+    print(f"   the coarse floor against itself (floor again / floor coarse, same round): median "
+          f"{fmt(floor_aa['median'], '.2f')}, rounds "
+          + "/".join(fmt(x, '.2f') for x in floor_aa["rounds"]))
     print("   (floor: bench/floor_generator.cpp, the same schedule with only the kernel work any "
           "generator needs:\n    one send and one receive per request, and its sleeps; no parsing or "
           "recording. x floor: punctual's mode over it)")
