@@ -4,7 +4,6 @@
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
-#include <malloc.h>
 #include <sys/resource.h>
 
 #include <charconv>
@@ -300,17 +299,9 @@ void raise_descriptor_limit() noexcept {
   }
 }
 
-// Histograms are ~270 KB blocks of zeroes that a run touches only where values fall. glibc
-// serves such blocks with mmap, whose pages stay unmapped until used, but its dynamic threshold
-// moves up to the size of the first such block freed, after which they come from the heap and
-// calloc must write every zero. Fixing the threshold keeps a --requests mix of 200 names at
-// ~0.3 MB per name instead of ~1.4 MB (docs/scenario.md).
-void keep_large_blocks_lazy() noexcept { mallopt(M_MMAP_THRESHOLD, 128 * 1024); }
-
 }  // namespace
 
 int run_app(int argc, char** argv) {
-  keep_large_blocks_lazy();
   net::install_tls_allocator();
   CLI::App app{"punctual: an open-loop HTTP load generator whose latency numbers can be trusted"};
   app.require_subcommand(1);

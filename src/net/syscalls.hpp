@@ -19,17 +19,12 @@
 #include <cstddef>
 #include <ctime>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PUNCTUAL_LIBC_IO 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define PUNCTUAL_LIBC_IO 1
-#endif
-#endif
+#include "platform/sanitizers.hpp"
+
 
 namespace punctual::net::sys {
 
-#if defined(PUNCTUAL_LIBC_IO)
+#if defined(PUNCTUAL_SANITIZED)
 
 inline ssize_t recvmsg(int fd, msghdr* msg, int flags) noexcept { return ::recvmsg(fd, msg, flags); }
 
@@ -62,5 +57,3 @@ inline int epoll_pwait2(int epoll_fd, epoll_event* events, int max_events,
 #endif
 
 }  // namespace punctual::net::sys
-
-#undef PUNCTUAL_LIBC_IO

@@ -2,14 +2,18 @@
 #include "punctual/histogram/histogram.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <vector>
+
+#include "platform/sanitizers.hpp"
 
 namespace punctual::hdr {
 namespace {
@@ -365,6 +369,43 @@ TEST(zeroed_counts, clear_zeroes_the_closed_range_only) {
   EXPECT_EQ(empty.size(), 0u);
   zeroed_counts copy = z;
   EXPECT_EQ(copy[7], 8);
+}
+
+// This process's resident memory, in bytes (/proc/self/statm counts pages).
+std::int64_t resident_bytes_now() {
+  std::ifstream statm("/proc/self/statm");
+  std::int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// A histogram of the run's layout costs memory only for the pages its values touch, also in a
+// process that has freed blocks of that size before (glibc's calloc then serves them from the
+// heap, reusing freed memory whose zeroes it must write: every page at once).
+TEST(zeroed_counts, large_blocks_take_memory_only_where_written_after_others_were_freed) {
+#if defined(PUNCTUAL_SANITIZED)
+  GTEST_SKIP() << "the sanitizer builds take their counts from calloc, so that ASan sees them";
+#endif
+  const auto slots = static_cast<std::size_t>(counts_length_for(histogram_params{}));
+  const std::int64_t block_bytes = static_cast<std::int64_t>(slots * sizeof(std::int64_t));
+  constexpr int blocks = 40;
+  std::vector<zeroed_counts> kept;
+  kept.reserve(blocks);
+  std::vector<char> fence;
+  {
+    std::vector<zeroed_counts> earlier;
+    for (int i = 0; i < blocks; ++i) earlier.emplace_back(slots);
+    fence.resize(4096);  // allocated after them, so their memory is not simply given back
+  }
+  const std::int64_t before = resident_bytes_now();
+  for (int i = 0; i < blocks; ++i) {
+    kept.emplace_back(slots);
+    kept.back()[slots / 2] = 1;  // one page of each
+  }
+  const std::int64_t grown = resident_bytes_now() - before;
+  EXPECT_LT(grown, blocks * block_bytes / 8) << "grew by " << grown << " bytes for " << blocks
+                                             << " blocks of " << block_bytes;
+  for (const auto& k : kept) EXPECT_EQ(k[slots / 2], 1);
 }
 
 }  // namespace

@@ -21,8 +21,9 @@ bool valid(const histogram_params& params) noexcept;
 // countsArrayLength (spec 1.3) the parameters imply, without allocating; 0 when !valid(params).
 std::int64_t counts_length_for(const histogram_params& params) noexcept;
 
-// A histogram's slots. They start as memory the kernel has zeroed (calloc), so slots nothing was
-// recorded into are never touched: a histogram occupies memory for the range of values it saw,
+// A histogram's slots. They start as pages the kernel has zeroed and maps only when first written
+// (large blocks are mapped by hand, small ones come from calloc), so slots nothing was recorded
+// into are never touched: a histogram occupies memory for the range of values it saw,
 // not for the ~270 KB its layout spans. That is what lets a run keep a histogram per request name.
 class zeroed_counts {
  public:
