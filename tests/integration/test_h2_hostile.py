@@ -69,7 +69,7 @@ def load(binary, server, duration_s=1.0, rate=RATE, connections=2, timeout="1s",
         check(marker not in result.stderr, f"{marker} in stderr\n{result.describe()}")
     check(result.report is not None, f"no JSON report written\n{result.describe()}")
     report = result.report
-    if result.returncode != 0:
+    if result.returncode != 0 and not harness.host_lateness_only(result):
         check_eq(result.returncode, 4, f"exit status (0, or 4 for an excused verdict)\n{result.describe()}")
         failed = sorted(c["name"] for c in report["validity"]["checks"]
                         if c["level"] == "gating" and not c["pass"])
@@ -201,8 +201,11 @@ def malformed(binary, kind, close_after_break_s):
              "socket errors vs the streams the server left unanswered (each fails once)")
     check_eq(outcomes["ok"], st.answered, "ok vs responses the server sent")
     check_eq(outcomes["ok"] + st.abandoned, planned, "ok + h2_protocol")
-    check(report["protocol"]["connections"]["h2"] > st.malformed,
-          f"{report['protocol']['connections']['h2']} connections for {st.malformed} broken ones: no reconnect")
+    # Each connection is answered MALFORMED_AFTER times at most, so the answers show the client
+    # reconnecting and going on (a break at the run's very end needs no new connection).
+    connections = report["protocol"]["connections"]["h2"]
+    check(connections >= max(st.malformed, -(-st.answered // MALFORMED_AFTER)),
+          f"{connections} connections for {st.malformed} broken ones and {st.answered} answers: no reconnect")
     check_bytes(report, st, st.answered * RESPONSE_BYTES)
 
 

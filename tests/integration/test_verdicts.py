@@ -541,8 +541,26 @@ BOUND_SERVE = ["--service-time", "exp:10ms", "--seed", "7"]
 BOUND_RUN = ["-t1", "-c32", "-R500", "-d3s"]
 
 
+def on_serve_unless_late(binary, serve_args, args, attempts=3):
+    """run_on_serve, taken again after a pause (ATTEMPTS runs in all) while the run is judged
+    invalid for the generator's lateness alone (harness.invalid_for_lateness_alone). For a case that
+    needs a valid run to judge an SLO on: under make test a 3 s run beside the ASan build once
+    fell 4.69 ms behind at p99 against the 4.68 ms allowed. Lateness itself is judged by the
+    healthy run above, by the starved and stopped generators, and by test_truth."""
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(2)
+        result = run_on_serve(binary, serve_args, args)
+        worst = harness.invalid_for_lateness_alone(result.report)
+        if worst is None:
+            return result
+        print(f"     (taken again: invalid for the generator's lateness alone, at most "
+              f"{worst / 1e6:.1f} ms)", flush=True)
+    return result
+
+
 def bound_modes(binary):
-    first = run_on_serve(binary, BOUND_SERVE, [*BOUND_RUN, "--slo", "p99<=1s"])
+    first = on_serve_unless_late(binary, BOUND_SERVE, [*BOUND_RUN, "--slo", "p99<=1s"])
     report = expect_exit(first, 0)  # exit 0: a passing SLO on a valid run
     check_eq(report["validity"]["valid"], True, "validity.valid")
     _, r = slo_result(report, "p99<=1s")
@@ -552,7 +570,8 @@ def bound_modes(binary):
     threshold_us = (point + upper) // 2 // 1000
     expression = f"p99<={threshold_us}us"
 
-    strict = run_on_serve(binary, BOUND_SERVE, [*BOUND_RUN, "--slo-bound", "upper", "--slo", expression])
+    strict = on_serve_unless_late(binary, BOUND_SERVE,
+                                  [*BOUND_RUN, "--slo-bound", "upper", "--slo", expression])
     report = expect_exit(strict, 3)
     check_eq(report["validity"]["valid"], True, "validity.valid (upper)")
     _, r = slo_result(report, expression)
@@ -561,7 +580,8 @@ def bound_modes(binary):
     check_eq(r["figure"], upper2, "figure gated on with --slo-bound upper")
     check_eq(r["pass"], False, f"{expression} on the upper bound")
 
-    lenient = run_on_serve(binary, BOUND_SERVE, [*BOUND_RUN, "--slo-bound", "point", "--slo", expression])
+    lenient = on_serve_unless_late(binary, BOUND_SERVE,
+                                   [*BOUND_RUN, "--slo-bound", "point", "--slo", expression])
     report = expect_exit(lenient, 0)
     _, r = slo_result(report, expression)
     point3, _, _ = percentile_ci(report, "99")
