@@ -21,7 +21,6 @@
 
 #include "platform/sanitizers.hpp"
 
-
 namespace punctual::net::sys {
 
 #if defined(PUNCTUAL_SANITIZED)

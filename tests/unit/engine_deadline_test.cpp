@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -50,11 +51,11 @@ struct script {
   bool close_delimited = false;
 };
 
-// What the child really did, in memory it shares with the parent: when it began and when it
-// ended writing the frozen batch's answers (and, close-delimited, their closes), on
-// CLOCK_MONOTONIC in ns (0 until then). Their receive stamps lie between the two.
+// What the child really did, in memory it shares with the parent, on CLOCK_MONOTONIC in ns (0
+// until then): when it read the batch's first request, and when it began and ended writing the
+// batch's answers (and, close-delimited, their closes). Their receive stamps lie between the two.
 struct script_record {
-  std::atomic<std::int64_t> arrival_ns{0};  // when the batch's first request was read
+  std::atomic<std::int64_t> arrival_ns{0};
   std::atomic<std::int64_t> answer_from_ns{0};
   std::atomic<std::int64_t> answer_to_ns{0};
 };
@@ -164,7 +165,7 @@ class scripted_server {
     EXPECT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
     port_ = ntohs(addr.sin_port);
     void* shared = mmap(nullptr, sizeof(script_record), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    EXPECT_NE(shared, MAP_FAILED);
+    if (shared == MAP_FAILED) std::abort();  // no test can run without it
     record_ = new (shared) script_record;
     const pid_t parent = getpid();
     child_ = fork();
@@ -192,11 +193,10 @@ class scripted_server {
   pid_t child_ = -1;
 };
 
+// A run and the script's record of it (script_record), from the schedule's start.
 struct scripted_run {
   run_result result;
-  // When the script answered the frozen batch, from the schedule's start (the first request's
-  // intended time): the response times its answers truly have lie between the two.
-  nanoseconds arrival;  // when the script read the batch's first request
+  nanoseconds arrival;
   nanoseconds answer_from;
   nanoseconds answer_to;
 };
