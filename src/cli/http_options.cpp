@@ -56,7 +56,7 @@ std::string apply_http_options(const run_options& o, run::config& c) {
   }
   // The closed model's users: one per connection unless --max-streams puts more on each (as
   // h2load's -m does), so that -c keeps its meaning over either protocol.
-  c.max_streams = c.model == run::model_kind::closed && !o.max_streams_given ? 1 : o.max_streams;
+  c.max_streams = c.kind() == run::model_kind::closed && !o.max_streams_given ? 1 : o.max_streams;
   if (c.tls.enabled) {
     using offer = net::tls_client_config::alpn_offer;
     c.tls.alpn = c.http == run::http_version::http1   ? offer::http1

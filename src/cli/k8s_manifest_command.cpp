@@ -206,7 +206,7 @@ seconds check_run(const run_options& run, const manifest& m, nanoseconds lead) {
     throw usage_error("--lead-time " + m.k.lead_time + " must be longer than --warmup " +
                       run.warmup + ": the warm-up runs before --start-at");
   }
-  const nanoseconds drain = c.timeout + (c.hybrid ? c.hybrid->graceful_stop : nanoseconds{});
+  const nanoseconds drain = c.timeout + (c.hybrid() ? c.hybrid()->graceful_stop : nanoseconds{});
   return std::chrono::ceil<seconds>(lead + c.duration + drain) + settle_time;
 }
 

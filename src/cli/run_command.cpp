@@ -79,7 +79,7 @@ void write_interval(hdr::interval_log_writer& log, std::int64_t index, const rec
 
 void write_schedule_file(const run_setup& s, const std::string& path) {
   std::ostringstream out;
-  schedule::write_schedule(out, *s.config.plan);
+  schedule::write_schedule(out, *s.config.plan());
   write_file_atomically(path, out.str());
 }
 
@@ -128,8 +128,8 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                                          .window = r.window,
                                          .poisson_send_gaps = poisson_gaps(setup, r),
                                          .threads = setup.config.threads,
-                                         .load = setup.config.plan ? &r.load : nullptr,
-                                         .max_users = setup.config.hybrid ? setup.config.hybrid->max_users : 0,
+                                         .load = setup.config.plan() ? &r.load : nullptr,
+                                         .max_users = setup.config.hybrid() ? setup.config.hybrid()->max_users : 0,
                                          .mean_session_ns = mean_session_ns(setup.config, views),
                                          .worst_second = r.worst_second ? &*r.worst_second : nullptr,
                                          .start_lag = r.start_lag,
@@ -143,13 +143,13 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
   }
   if (!setup.slos.empty()) {
     std::optional<hdr::histogram> rec;
-    if (setup.config.expected_interval) rec = report::reconstructed(r, *setup.config.expected_interval);
+    if (setup.config.expected_interval()) rec = report::reconstructed(r, *setup.config.expected_interval());
     v.slo = analysis::evaluate_slos(
         setup.slos, {.views = views,
                      .counts = r.measured.counts,
                      .intervals = series,
                      .bound = setup.slo_bound,
-                     .closed_model = setup.config.model == run::model_kind::closed,
+                     .closed_model = setup.config.kind() == run::model_kind::closed,
                      .reconstructed = rec ? &*rec : nullptr,
                      .allow_uncorrected = setup.allow_uncorrected,
                      .by_name = &r.by_name});
@@ -219,7 +219,7 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
   const run_options o = with_out_dir(typed);
   const run_setup setup = build_run(o, command_line);
   if (!o.schedule_out.empty()) {
-    if (!setup.config.plan) throw usage_error("--schedule-out: the closed model has no schedule");
+    if (!setup.config.plan()) throw usage_error("--schedule-out: the closed model has no schedule");
     write_schedule_file(setup, o.schedule_out);
   }
   for (const auto& note : setup.notes) std::fprintf(stderr, "punctual: note: %s\n", note.c_str());

@@ -149,14 +149,13 @@ std::chrono::nanoseconds default_duration(const run_options& o, const schedule::
   return end - warmup;
 }
 
-// The durations: -d, --warmup, --timeout, --connect-timeout and --think.
+// The durations: -d, --warmup, --timeout and --connect-timeout.
 void parse_times(const run_options& o, const schedule::trace* replay, run::config& c) {
   c.warmup = parse_duration("--warmup", o.warmup);
   c.duration = o.duration.empty() ? default_duration(o, replay, c.warmup)
                                   : parse_duration("-d/--duration", o.duration);
   c.timeout = parse_duration("--timeout", o.timeout);
   c.connect_timeout = o.connect_timeout.empty() ? c.timeout : parse_duration("--connect-timeout", o.connect_timeout);
-  c.think = parse_duration("--think", o.think);
   if (c.duration.count() <= 0) throw usage_error("-d/--duration: must be more than 0");
   if (c.timeout.count() <= 0) throw usage_error("--timeout: must be more than 0");
 }
@@ -189,6 +188,15 @@ schedule::plan build_plan(const run_options& o, const run::config& c,
   return p;
 }
 
+run::closed_model build_closed_model(const run_options& o) {
+  run::closed_model m;
+  m.think = parse_duration("--think", o.think);
+  if (!o.expected_interval.empty()) {
+    m.expected_interval = parse_duration("--expected-interval", o.expected_interval);
+    if (m.expected_interval->count() <= 0) throw usage_error("--expected-interval: must be more than 0");
+  }
+  return m;
+}
 
 // --slo NAME:EXPR names one of the run's request names or SCENARIO.session entries.
 void resolve_slo_names(std::vector<analysis::slo_expression>& slos, const run::config& c) {
@@ -263,7 +271,6 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   c.max_queue = o.max_queue;
   c.precision = parse_precision(o.precision);
   c.keep_alive = !o.no_keepalive;
-  c.model = o.model == "closed" ? run::model_kind::closed : run::model_kind::open;
   for (const auto& r : parse_status_ranges("--expect-status", o.expect_status)) {
     for (int code = r.low; code <= r.high; ++code) c.expected_status.set(static_cast<std::size_t>(code));
   }
@@ -277,18 +284,17 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
 
   c.command_line = command_line;
   c.target_url = http::to_string(*target.value);
-  if (!o.expected_interval.empty()) {
-    c.expected_interval = parse_duration("--expected-interval", o.expected_interval);
-    if (c.expected_interval->count() <= 0) throw usage_error("--expected-interval: must be more than 0");
-  }
   s.slos = parse_slo_options(o.slos);
   s.slo_bound = parse_slo_bound(o.slo_bound);
   s.allow_uncorrected = o.allow_uncorrected;
-  c.retry = build_retry_policy(o.retry, c.timeout, o.seed, c.model == run::model_kind::open);
+  const bool closed = o.model == "closed" && !file;
+  run::retry_policy retry = build_retry_policy(o.retry, c.timeout, o.seed, !closed);
   if (file) {
-    apply_scenario(o, *file, *target.value, c);
-  } else if (c.model == run::model_kind::open) {
-    c.plan = build_plan(o, c, std::move(replay));
+    apply_scenario(o, *file, *target.value, retry, c);
+  } else if (closed) {
+    c.model = build_closed_model(o);
+  } else {
+    c.model = run::open_model{build_plan(o, c, std::move(replay)), retry};
   }
   if (std::string note = apply_http_options(o, c); !note.empty())
     s.notes.push_back(std::move(note));

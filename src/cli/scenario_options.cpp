@@ -87,7 +87,7 @@ std::vector<run::capture_rule> capture_rules(const scenario::step& st, const std
 }
 
 void add_names(const run_options& o, const scenario::scenario_file& f, const http::url& target,
-               run::config& c, run::hybrid_config& h) {
+               run::config& c, run::hybrid_model& h) {
   for (const auto& sc : f.scenarios) {
     run::hybrid_scenario hs{sc.name, sc.weight, {}, 0};
     for (const auto& st : sc.steps) {
@@ -122,7 +122,7 @@ void add_names(const run_options& o, const scenario::scenario_file& f, const htt
 // connection: per_user holds a connection per concurrent user: the run's connections are its
 // user slots, max_users of them, or per_user_slots per thread when the file sets no bound.
 void set_user_connections(const run_options& o, const scenario::scenario_file& f, run::config& c,
-                          run::hybrid_config& h) {
+                          run::hybrid_model& h) {
   h.per_user = f.connection == scenario::connection_policy::per_user;
   if (!h.per_user) return;
   if (o.connections_given) {
@@ -152,13 +152,12 @@ http::url scenario_target(const scenario::scenario_file& f) {
 }
 
 void apply_scenario(const run_options& o, const scenario::scenario_file& f, const http::url& target,
-                    run::config& c) {
+                    const run::retry_policy& retry, run::config& c) {
   nanoseconds total{};
   for (const auto& ph : f.phases) total += ph.duration;
   if (c.warmup >= total) {
     throw usage_error("--warmup " + o.warmup + " covers all of the phases of --scenario " + f.file);
   }
-  c.model = run::model_kind::hybrid;
   c.duration = total - c.warmup;
   c.seed = o.seed_given ? o.seed : f.seed.value_or(o.seed);
   schedule::plan p;
@@ -170,8 +169,9 @@ void apply_scenario(const run_options& o, const scenario::scenario_file& f, cons
   p.workers = c.threads;
   if (const auto err = schedule::validate(p))
     throw usage_error("--scenario " + f.file + ": " + *err);
-  c.plan = std::move(p);
-  run::hybrid_config h;
+  run::hybrid_model h;
+  h.plan = std::move(p);
+  h.retry = retry;
   h.file = f.file;
   h.max_users = f.max_users;
   h.drop_on_overload = f.on_overload == scenario::overload_policy::drop;
@@ -187,7 +187,7 @@ void apply_scenario(const run_options& o, const scenario::scenario_file& f, cons
   c.mix.clear();
   add_names(o, f, target, c, h);
   c.mix_file = f.file;
-  c.hybrid = std::move(h);
+  c.model = std::move(h);
 }
 
 }  // namespace punctual::cli

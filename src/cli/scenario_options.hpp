@@ -22,6 +22,6 @@ http::url scenario_target(const scenario::scenario_file& f);
 // their total less --warmup), one name per step (SCENARIO.STEP) and per scenario
 // (SCENARIO.session), and the scenarios with their think times and policies.
 void apply_scenario(const run_options& o, const scenario::scenario_file& f, const http::url& target,
-                    run::config& c);
+                    const run::retry_policy& retry, run::config& c);
 
 }  // namespace punctual::cli

@@ -178,9 +178,9 @@ std::optional<nanoseconds> try_parse_start_at(std::string_view text) noexcept {
 std::string plan_digest(const run_options& o, const run::config& c) {
   std::ostringstream p;
   p << std::setprecision(17);
-  p << "model " << run::name(c.model) << '\n';
-  if (c.plan) {
-    const schedule::plan& s = *c.plan;
+  p << "model " << run::name(c.kind()) << '\n';
+  if (c.plan()) {
+    const schedule::plan& s = *c.plan();
     p << "arrival " << run::name(s.arrival) << "\nrate " << s.rate_per_s << "\nstart_rate "
       << s.start_rate_per_s << '\n';
     for (const auto& st : s.stages)
@@ -188,7 +188,7 @@ std::string plan_digest(const run_options& o, const run::config& c) {
   }
   p << "seed " << c.seed << "\nduration " << c.duration.count() << "\nwarmup " << c.warmup.count()
     << "\ntimeout " << c.timeout.count() << '\n';
-  const run::retry_policy& r = c.retry;
+  const run::retry_policy& r = c.retry();
   p << "retry " << r.retries << ' ' << r.on << ' ' << r.backoff_base.count() << ' '
     << r.backoff_cap.count() << ' ' << r.attempt_timeout.count() << '\n';
   // The files by content: each pod mounts its own copy, wherever it is.
@@ -200,14 +200,14 @@ std::string plan_digest(const run_options& o, const run::config& c) {
 
 void apply_shard_options(const run_options& o, run::config& c, nanoseconds now_unix) {
   if (!o.shard.empty() || !o.out_dir.empty() || !o.start_at.empty()) {
-    if (!c.plan)
+    if (!c.plan())
       throw usage_error(
           "--shard, --start-at and --out-dir: the closed model has no schedule to share out");
   }
   if (!o.shard.empty()) {
     const shard_spec s = parse_shard(o.shard, std::getenv("JOB_COMPLETION_INDEX"));
-    c.plan->shards = s.count;
-    c.plan->shard_index = s.index;
+    c.plan()->shards = s.count;
+    c.plan()->shard_index = s.index;
   }
   if (!o.start_at.empty()) {
     const auto at = try_parse_start_at(o.start_at);
@@ -227,7 +227,7 @@ void apply_shard_options(const run_options& o, run::config& c, nanoseconds now_u
     }
     c.start_at = *at;
   }
-  if (c.plan) c.plan_sha256 = plan_digest(o, c);
+  if (c.plan()) c.plan_sha256 = plan_digest(o, c);
 }
 
 run_options with_out_dir(const run_options& o) {

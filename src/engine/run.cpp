@@ -170,14 +170,14 @@ load_run::load_run(const run_config& config)
                     ? std::unique_ptr<request_source>(
                           std::make_unique<fixed_request>(config.request, config.head_request))
                     : std::make_unique<weighted_mix>(
-                          config.mix, config.seed, config.plan ? config.plan->replay : nullptr)) {
+                          config.mix, config.seed, config.plan() ? config.plan()->replay : nullptr)) {
   const worker_parts parts{*transports_, *requests_};
   const std::uint32_t threads = config.threads;
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.
     const std::uint32_t share = config.connections / threads + (w < config.connections % threads ? 1 : 0);
     workers_.push_back(std::make_unique<worker>(
-        config, config.plan ? &*config.plan : nullptr, w, share, parts));
+        config, config.plan() ? &*config.plan() : nullptr, w, share, parts));
   }
 }
 

@@ -30,7 +30,7 @@ using interval_sink = std::function<void(std::int64_t index, const record::view_
 
 class load_run {
  public:
-  // config.plan is required for the open model and ignored for the closed one.
+  // config.plan() is required for the open model and ignored for the closed one.
   explicit load_run(const run_config& config);
 
   // Throws run_failure when no connection could be opened.

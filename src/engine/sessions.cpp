@@ -12,7 +12,7 @@ namespace {
 // Room for this many concurrent users before the session table grows (unbounded --max_users).
 constexpr std::size_t session_reserve = 4096;
 
-std::vector<double> scenario_weights(const run::hybrid_config& h) {
+std::vector<double> scenario_weights(const run::hybrid_model& h) {
   std::vector<double> w;
   for (const auto& s : h.scenarios) w.push_back(s.weight);
   return w;
@@ -20,7 +20,7 @@ std::vector<double> scenario_weights(const run::hybrid_config& h) {
 
 }  // namespace
 
-session_driver::session_driver(const run::hybrid_config& hybrid, std::uint64_t seed,
+session_driver::session_driver(const run::hybrid_model& hybrid, std::uint64_t seed,
                                std::uint32_t max_users)
     : hybrid_(hybrid), seed_(seed), max_users_(max_users), choice_(scenario_weights(hybrid)) {
   const std::size_t room = max_users ? max_users : session_reserve;

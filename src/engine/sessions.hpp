@@ -27,7 +27,7 @@ class session_driver final : public record::outcome_listener {
  public:
   // max_users: this worker's share of the cap (0: unbounded). cutoff: steps due at or after it
   // are skipped (the window's end plus the graceful stop).
-  session_driver(const run::hybrid_config& hybrid, std::uint64_t seed, std::uint32_t max_users);
+  session_driver(const run::hybrid_model& hybrid, std::uint64_t seed, std::uint32_t max_users);
 
   void attach(record::recorder& r, nanoseconds cutoff) noexcept;
 
@@ -109,7 +109,7 @@ class session_driver final : public record::outcome_listener {
   const run::hybrid_step& step_of(const record::request_times& t) const noexcept;
   void fill_values(std::uint32_t id);
 
-  const run::hybrid_config& hybrid_;
+  const run::hybrid_model& hybrid_;
   std::uint64_t seed_;
   std::uint32_t max_users_;
   schedule::weighted_choice choice_;  // of a scenario, by weight
@@ -120,7 +120,7 @@ class session_driver final : public record::outcome_listener {
   std::uint32_t active_ = 0;
   std::vector<due_step> due_;                  // a min-heap on `due`
   std::deque<record::request_times> waiting_;  // arrivals waiting for a user slot, in order
-  // Per session slot: its user's variables (hybrid_config::variables). Kept apart from
+  // Per session slot: its user's variables (hybrid_model::variables). Kept apart from
   // `sessions_` so a reused slot keeps its strings' room.
   bool hold_ended_ = false;
   bool thinks_outlast_ = false;  // set_read_horizon

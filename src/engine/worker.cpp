@@ -38,40 +38,40 @@ inline void spin_pause() noexcept {
 worker::worker(const run_config& config, const schedule::plan* plan, std::uint32_t id,
                std::uint32_t connections, const worker_parts& parts)
     : config_(config),
-      deadlines_{config.timeout, config.retry.attempt_timeout},
+      deadlines_{config.timeout, config.retry().attempt_timeout},
       requests_(parts.requests),
       // With constant arrivals every wait has the same length, so waking early for long waits
       // only treats every send alike. Poisson and trace gaps have every length, and a lateness
       // that differs with the wait would distort the gaps the server sees (the
       // poisson_send_gaps warning): there every wait wakes early, and the short ones are spun.
       // A hybrid run's later steps are due at completions plus think times: gaps of every length.
-      pacer_(config.precision, config.model == model_kind::hybrid ||
+      pacer_(config.precision, config.kind() == model_kind::hybrid ||
                                    (plan && plan->arrival != schedule::arrival_kind::constant)),
       connections_(connections),
       queue_(config.max_queue ? config.max_queue : 4096),
-      budget_(config.retry.budget) {
+      budget_(config.retry().budget) {
   if (plan) stream_.emplace(*plan, id);
-  if (config.hybrid) {
+  if (config.hybrid()) {
     // This worker's share of --max_users, split as the connections are. With a connection per
     // user, the worker's connections are its users' slots (the CLI sized them).
-    per_user_ = config.hybrid->per_user;
-    const std::uint32_t cap = config.hybrid->max_users;
+    per_user_ = config.hybrid()->per_user;
+    const std::uint32_t cap = config.hybrid()->max_users;
     const std::uint32_t share = cap / config.threads + (id < cap % config.threads ? 1 : 0);
-    sessions_.emplace(*config.hybrid, config.seed,
+    sessions_.emplace(*config.hybrid(), config.seed,
                       per_user_ ? connections : (cap ? std::max<std::uint32_t>(share, 1) : 0));
     if (per_user_) sessions_->hold_ended_slots();
   }
-  if (config.retry.enabled()) retries_.reserve(retry_reserve);
+  if (config.retry().enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
   early_handshakes_.reserve(connections);
   std::uint32_t slots = 0;
   // The closed model sends on each response, so its responses never wait unread.
-  bool defer = config.model != model_kind::closed;
+  bool defer = config.kind() != model_kind::closed;
   if (sessions_) sessions_->set_read_horizon(pacer::harvest_horizon);
   multiplexed_ = config.http != run::http_version::http1;
   // A hybrid user's own connection carries one request at a time. An HTTP/2 connection of the
   // closed model carries --max-streams users (one unless it is given), each a slot.
-  const std::uint32_t per_connection = multiplexed_ && config.model != model_kind::hybrid
+  const std::uint32_t per_connection = multiplexed_ && config.kind() != model_kind::hybrid
                                            ? std::max<std::uint32_t>(config.max_streams, 1)
                                            : 1;
   for (auto& c : connections_) {
@@ -134,7 +134,7 @@ void worker::prepare(nanoseconds start) {
   window_end_ = start + config_.warmup + config_.duration;
   // Attempts can still be sent until the last deadline of the drain (after the graceful stop,
   // in the hybrid model).
-  const nanoseconds graceful = config_.hybrid ? config_.hybrid->graceful_stop : nanoseconds{0};
+  const nanoseconds graceful = config_.hybrid() ? config_.hybrid()->graceful_stop : nanoseconds{0};
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
                     window_end_ + graceful + config_.timeout, config_.name_count(),
                     config_.timeout);
@@ -190,7 +190,7 @@ void worker::observe_interruption(const run_control& control, nanoseconds now) n
 }
 
 void worker::dispatch_due(nanoseconds now) {
-  if (config_.model == model_kind::closed) return dispatch_closed_model(now);
+  if (config_.kind() == model_kind::closed) return dispatch_closed_model(now);
   if (sessions_) return dispatch_arrivals(now);
   while (has_next_) {
     const nanoseconds intended = start_ + next_.offset;
@@ -280,9 +280,9 @@ void worker::enqueue(const record::request_times& t, nanoseconds now) {
 // end past the chain's deadline, or the budget is empty.
 bool worker::retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
                    bool answered) {
-  const retry_policy& policy = config_.retry;
+  const retry_policy& policy = config_.retry();
   if (!policy.enabled() || !policy.retries_on(why) || t.attempt >= policy.retries ||
-      interrupted_ || config_.model == model_kind::closed) {
+      interrupted_ || config_.kind() == model_kind::closed) {
     return false;
   }
   const nanoseconds due = now + backoff_delay(policy, t.index, t.attempt + 1);
@@ -403,7 +403,7 @@ void worker::check_deadlines(nanoseconds now) {
     queue_.pop();
   }
   // Nothing can be due before next_wake's recent scan said (see there).
-  if (config_.model == model_kind::open && now < scan_.wake && now - scan_.at < scan_reuse) return;
+  if (config_.kind() == model_kind::open && now < scan_.wake && now - scan_.at < scan_reuse) return;
   if (per_user_) {
     // From the back: a slot that frees swaps the last one, already seen, into its place.
     for (std::size_t i = in_flight_.size(); i-- > 0;) {
@@ -436,7 +436,7 @@ void worker::mark_busy(slot& s) noexcept {
 
 void worker::mark_free(slot& s, nanoseconds now) noexcept {
   if (!s.busy) return;
-  s.next_send = now + config_.think;  // the closed model: its user's next request
+  if (config_.closed()) s.next_send = now + config_.closed()->think;  // the closed model: its user's next request
   connection& c = connection_of(s);
   c.in_flight--;
   c.free_slots.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
@@ -498,7 +498,7 @@ nanoseconds worker::next_wake(nanoseconds now) noexcept {
   // At high rates the loop turns every few microseconds and the scan of every connection below
   // was a tenth of the CPU. In the open model what it finds are timeouts and reconnects, not
   // sends, so a scan younger than scan_reuse serves when the thread wakes within that anyway.
-  const bool reuse = config_.model == model_kind::open && wake - now < scan_reuse &&
+  const bool reuse = config_.kind() == model_kind::open && wake - now < scan_reuse &&
                      now - scan_.at < scan_reuse;
   if (!reuse) scan_connections(now);
   return std::max(std::min(wake, scan_.wake), now);
@@ -530,7 +530,7 @@ void worker::scan_connections(nanoseconds now) noexcept {
       }
     }
     if (c.state == conn_state::closed && !queue_.empty()) wake = std::min(wake, c.retry_at);
-    if (config_.model == model_kind::closed && now < window_end_) wake = std::min(wake, users_due(c));
+    if (config_.kind() == model_kind::closed && now < window_end_) wake = std::min(wake, users_due(c));
   }
   scan_ = {wake, now, awaits_socket};
 }
@@ -561,7 +561,7 @@ std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
 
 bool worker::finished(nanoseconds now) const noexcept {
   if (interrupted_ && now >= drain_until_) return true;
-  const bool schedule_done = config_.model == model_kind::closed
+  const bool schedule_done = config_.kind() == model_kind::closed
                                  ? now >= window_end_
                                  : !has_next_ || start_ + next_.offset >= window_end_;
   if (!schedule_done || !queue_.empty() || !retries_.empty()) return false;

@@ -559,7 +559,7 @@ void worker::became_idle(connection& c, nanoseconds now) {
   if (per_user_) return;  // it waits for its own user's next step
   // HTTP/2 picks the least loaded connection by scanning, and the closed model's users find
   // their own connections (dispatch_closed_model): the stack is for HTTP/1.1's open model.
-  if (!multiplexed_ && config_.model != model_kind::closed) {
+  if (!multiplexed_ && config_.kind() != model_kind::closed) {
     idle_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
   }
   serve_queue(now);

@@ -34,7 +34,7 @@ peak peak_second(const record::per_second_load& load) {
 }  // namespace
 
 void write_attempts_text(std::ostream& out, const run::config& config, const run::result& r) {
-  if (!config.retry.enabled()) return;
+  if (!config.retry().enabled()) return;
   const auto& c = r.measured.counts;
   const auto& a = c.attempts;
   const peak top = peak_second(r.load);
@@ -65,7 +65,7 @@ nlohmann::ordered_json attempts_json(const run::config& config, const run::resul
            {"refused_by_budget", a.refused_by_budget},
            {"past_deadline", a.past_deadline},
            {"amplification", ratio(a.total, c.planned)}};
-  if (!config.retry.enabled()) return doc;
+  if (!config.retry().enabled()) return doc;
   const peak top = peak_second(r.load);
   doc["amplification_max"] = top.amplification;
   // One entry per second from the window's start, through the drain's last attempt.
@@ -87,8 +87,8 @@ nlohmann::ordered_json attempts_json(const run::config& config, const run::resul
 
 nlohmann::ordered_json retry_policy_json(const run::config& config) {
   using json = nlohmann::ordered_json;
-  if (!config.retry.enabled()) return json{{"retries", 0}};
-  const auto& p = config.retry;
+  if (!config.retry().enabled()) return json{{"retries", 0}};
+  const auto& p = config.retry();
   json on = json::array();
   for (std::size_t i = 0; i < record::retry_cause_count; ++i) {
     if (p.retries_on(static_cast<record::retry_cause>(i))) on.push_back(record::retry_cause_names[i]);

@@ -17,14 +17,14 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double share_of(const run::hybrid_config& h, std::size_t i) {
+double share_of(const run::hybrid_model& h, std::size_t i) {
   double total = 0;
   for (const auto& s : h.scenarios) total += s.weight;
   return total > 0 ? h.scenarios[i].weight / total : 0.0;
 }
 
 // "think exp:2s" when every step thinks alike, else each scenario's steps in order.
-std::string thinks(const run::hybrid_config& h) {
+std::string thinks(const run::hybrid_model& h) {
   std::vector<std::string> all;
   for (const auto& sc : h.scenarios) {
     for (const auto& st : sc.steps) all.push_back(run::describe(st.think));
@@ -44,7 +44,7 @@ std::string thinks(const run::hybrid_config& h) {
 
 std::uint64_t sessions_planned(const run::config& c, const run::result& r) {
   std::uint64_t n = 0;
-  for (const auto& sc : c.hybrid->scenarios) {
+  for (const auto& sc : c.hybrid()->scenarios) {
     if (sc.session_name < r.by_name.size()) n += r.by_name[sc.session_name].planned;
   }
   return n;
@@ -68,10 +68,10 @@ void write_failed_at(std::ostream& out, const run::config& c, const run::result&
 // sessions planned), scenarios checkout 70% / browse 30%, think exp:2s, at most 500 users
 // (queue), ..."
 std::string describe_hybrid(const run::config& c, const run::result& r) {
-  const auto& h = *c.hybrid;
+  const auto& h = *c.hybrid();
   std::string text =
       fmt::format("hybrid from {}, user arrivals: {} for {} ({} sessions planned), scenarios",
-                  h.file, schedule::describe(*c.plan, "users/s"),
+                  h.file, schedule::describe(*c.plan(), "users/s"),
                   analysis::duration_text(c.duration), sessions_planned(c, r));
   for (std::size_t i = 0; i < h.scenarios.size(); ++i) {
     text += fmt::format("{} {} {:.3g}%", i ? " /" : "", h.scenarios[i].name, 100 * share_of(h, i));
@@ -86,11 +86,11 @@ std::string describe_hybrid(const run::config& c, const run::result& r) {
 }
 
 void write_sessions_text(std::ostream& out, const run::config& c, const run::result& r) {
-  if (!c.hybrid) return;
+  if (!c.hybrid()) return;
   fmt::print(out, "\n{:<24} {:>8} {:>8} {:>8} {:>8} {:>8}  {:>10} {:>10} {:>10} {:>10}\n",
              "sessions", "planned", "ok", "failed", "skipped", "other", "time p50", "p90", "p99",
              "max");
-  for (const auto& sc : c.hybrid->scenarios) {
+  for (const auto& sc : c.hybrid()->scenarios) {
     if (sc.session_name >= r.by_name.size()) continue;
     const auto& n = r.by_name[sc.session_name];
     const auto o = [&](record::outcome x) { return n.outcomes[record::index(x)]; };
@@ -110,7 +110,7 @@ void write_sessions_text(std::ostream& out, const run::config& c, const run::res
 }
 
 json hybrid_model_json(const run::config& c) {
-  const auto& h = *c.hybrid;
+  const auto& h = *c.hybrid();
   json scenarios = json::array();
   for (std::size_t i = 0; i < h.scenarios.size(); ++i) {
     json steps = json::array();
@@ -134,7 +134,7 @@ json hybrid_model_json(const run::config& c) {
 
 json sessions_json(const run::config& c, const run::result& r) {
   json out = json::object();
-  for (const auto& sc : c.hybrid->scenarios) {
+  for (const auto& sc : c.hybrid()->scenarios) {
     if (sc.session_name >= r.by_name.size()) continue;
     const auto& n = r.by_name[sc.session_name];
     json failed_at = json::object();

@@ -37,8 +37,8 @@ json latency_json(const run::result& r, const run::config& config, const verdict
   const json ci = ci_json(verdict);
   latency["response_time"]["percentiles_ci_ns"] = ci["ci"];
   latency["response_time"]["percentiles_ci_method"] = ci["methods"];
-  if (config.expected_interval) {
-    json rec = view_json(reconstructed(r, *config.expected_interval), c.censored);
+  if (config.expected_interval()) {
+    json rec = view_json(reconstructed(r, *config.expected_interval()), c.censored);
     rec["note"] = "reconstructed: samples added after the fact by expected-interval correction";
     latency["reconstructed"] = rec;
   }
@@ -54,22 +54,22 @@ json trace_json(const schedule::plan& p) {
 }
 
 json model_json(const run::config& c, const run::result& r) {
-  json m{{"kind", run::name(c.model)}};
-  if (c.plan) m["arrival"] = run::name(c.plan->arrival);
+  json m{{"kind", run::name(c.kind())}};
+  if (c.plan()) m["arrival"] = run::name(c.plan()->arrival);
   const auto rate = c.rate_per_s();
   m["rate_per_s"] = rate ? json(*rate) : json(nullptr);
   m["connections"] = c.connections;
   m["threads"] = c.threads;
-  m["seed"] = c.plan ? c.plan->seed : 1;
+  m["seed"] = c.plan() ? c.plan()->seed : 1;
   // The hybrid model's plan is of users, not requests.
-  m["schedule"] = c.plan ? schedule::describe(*c.plan, c.hybrid ? "users/s" : "req/s") : std::string();
-  if (c.plan && c.plan->arrival == schedule::arrival_kind::trace) m["trace"] = trace_json(*c.plan);
-  if (c.model == run::model_kind::closed) {
-    m["think_ns"] = c.think.count();
+  m["schedule"] = c.plan() ? schedule::describe(*c.plan(), c.hybrid() ? "users/s" : "req/s") : std::string();
+  if (c.plan() && c.plan()->arrival == schedule::arrival_kind::trace) m["trace"] = trace_json(*c.plan());
+  if (c.kind() == run::model_kind::closed) {
+    m["think_ns"] = c.closed()->think.count();
     m["users"] = c.connections * run::requests_per_connection(c, r);
   }
   m["precision"] = run::name(c.precision);
-  if (c.hybrid) {
+  if (c.hybrid()) {
     m["scenario"] = hybrid_model_json(c);
   } else if (!c.mix.empty()) {
     m["requests"] = mix_json(c);
@@ -86,7 +86,7 @@ json schedule_json(const run::config& config, const run::result& r) {
          {"duration_ns", config.duration.count()},
          {"window_ns", r.window.count()},
          {"planned", r.measured.counts.planned}};
-  if (!config.plan) return s;
+  if (!config.plan()) return s;
   s["shard"] = {{"index", config.shard_index()}, {"count", config.shards()}};
   s["plan_sha256"] = config.plan_sha256;
   s["start_at_unix_ns"] = config.start_at ? json(config.start_at->count()) : json(nullptr);
@@ -98,9 +98,9 @@ json schedule_json(const run::config& config, const run::result& r) {
 }
 
 json correction_json(const run::config& c) {
-  if (c.model != run::model_kind::closed) return json{{"kind", "intended-start"}};
-  if (!c.expected_interval) return json{{"kind", "none"}};
-  return json{{"kind", "expected-interval"}, {"expected_interval_ns", c.expected_interval->count()}};
+  if (c.kind() != run::model_kind::closed) return json{{"kind", "intended-start"}};
+  if (!c.expected_interval()) return json{{"kind", "none"}};
+  return json{{"kind", "expected-interval"}, {"expected_interval_ns", c.expected_interval()->count()}};
 }
 
 json generator_json(const run::result& r) {
@@ -267,7 +267,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"histograms", histograms_json(config, r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
   if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);
-  if (config.hybrid) {
+  if (config.hybrid()) {
     doc["sessions"] = sessions_json(config, r);
     doc["worst_step"] = worst_step_json(config, r);
     const auto http_errors = c.outcomes[record::index(record::outcome::http_error)];

@@ -38,7 +38,7 @@ json row_json(const run::config& c, const run::result& r, const record::interval
   return json{{"second", row.index},
               {"offset_s", static_cast<double>(offset.count()) / 1e9},
               {"unix_s", static_cast<double>(unix.count()) / 1e9},
-              {"planned", c.plan ? planned_in_row(r, row.index, c.interval) : n.planned},
+              {"planned", c.plan() ? planned_in_row(r, row.index, c.interval) : n.planned},
               {"sent", n.sent},
               {"attempts", n.attempts},
               {"completed", n.completed},
@@ -96,8 +96,8 @@ nlohmann::ordered_json histograms_json(const run::config& c, const run::result& 
     if (!record::reported(v, c.tls.enabled)) continue;
     views[std::string(record::view_names[i])] = hdr::encode_compressed_base64(r.measured.views[v]);
   }
-  if (c.expected_interval) {
-    views["reconstructed"] = hdr::encode_compressed_base64(reconstructed(r, *c.expected_interval));
+  if (c.expected_interval()) {
+    views["reconstructed"] = hdr::encode_compressed_base64(reconstructed(r, *c.expected_interval()));
   }
   json doc{{"encoding", "HdrHistogram V2, compressed, base64 (as in .hlog)"}, {"views", views}};
   // Each name's own views (a mix's requests, a scenario's steps and sessions), in the mix's
@@ -114,9 +114,9 @@ nlohmann::ordered_json histograms_json(const run::config& c, const run::result& 
     }
     doc["names"] = names;
   }
-  if (c.hybrid) {
+  if (c.hybrid()) {
     json sessions = json::object();
-    for (const auto& sc : c.hybrid->scenarios) {
+    for (const auto& sc : c.hybrid()->scenarios) {
       if (sc.session_name >= r.measured.views.name_count()) continue;
       sessions[sc.name] = hdr::encode_compressed_base64(
           r.measured.views.named(sc.session_name, record::named_view::response_time));
@@ -186,7 +186,7 @@ void write_worst_text(std::ostream& out, const run::config& c, const run::result
     fmt::print(out, "  planned {}, sent {}, completed {}\n", s.planned, s.sent, s.completed);
     story(s);
   }
-  if (!c.hybrid) return;
+  if (!c.hybrid()) return;
   if (const record::second_views* step = worst_step(r)) {
     const auto index = static_cast<std::size_t>(step - r.steps.data());
     fmt::print(out, "worst step: {} (planned {}, sent {}, completed {})\n",

@@ -56,8 +56,8 @@ void write_shard_lines(std::ostream& out, const run::config& c, const run::resul
 
 void write_header(std::ostream& out, const run::config& c, const run::result& r) {
   const auto planned = r.measured.counts.planned;
-  if (c.model == run::model_kind::hybrid) {
-    if (c.hybrid->per_user) {
+  if (c.kind() == run::model_kind::hybrid) {
+    if (c.hybrid()->per_user) {
       fmt::print(out, "model: {}, a connection per user, on {} threads\n", describe_hybrid(c, r), c.threads);
     } else {
       fmt::print(out, "model: {}, {} connections on {} threads\n", describe_hybrid(c, r), c.connections,
@@ -67,9 +67,9 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
                "correction: every step measured from its intended time (the arrival for a first "
                "step, the previous completion plus think time after it); service time shown for "
                "contrast\n");
-  } else if (c.model == run::model_kind::open) {
+  } else if (c.kind() == run::model_kind::open) {
     fmt::print(out, "model: open, {} for {} ({} planned), {} connections on {} threads\n",
-               schedule::describe(*c.plan), analysis::duration_text(c.duration), planned,
+               schedule::describe(*c.plan()), analysis::duration_text(c.duration), planned,
                c.connections, c.threads);
     fmt::print(out,
                "correction: latency measured from intended send time (response time); "
@@ -83,23 +83,23 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
     fmt::print(out,
                "model: closed, {} on {} threads, think {}, for {} ({} requests sent); "
                "no rate was set: the server set the pace\n",
-               users, c.threads, analysis::duration_text(c.think), analysis::duration_text(c.duration),
+               users, c.threads, analysis::duration_text(c.closed()->think), analysis::duration_text(c.duration),
                planned);
-    if (c.expected_interval) {
+    if (c.expected_interval()) {
       fmt::print(out,
                  "correction: expected-interval {}: a reconstructed view adds samples that were "
                  "never observed; service time is all that was measured\n",
-                 analysis::duration_text(*c.expected_interval));
+                 analysis::duration_text(*c.expected_interval()));
     } else {
       fmt::print(out,
                  "correction: none: only service time can be observed (latency measured from the "
                  "actual send, which waited for the server)\n");
     }
   }
-  if (!c.mix.empty() && !c.hybrid) fmt::print(out, "requests: {}\n", describe_mix(c));
+  if (!c.mix.empty() && !c.hybrid()) fmt::print(out, "requests: {}\n", describe_mix(c));
   if (c.tls.enabled) write_tls_line(out, c, r);
   if (c.http != run::http_version::http1) write_protocol_line(out, c, r);
-  if (c.retry.enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry));
+  if (c.retry().enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry()));
   if (c.warmup.count() > 0) {
     fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(c.warmup),
                r.warmup.counts.planned);
@@ -148,8 +148,8 @@ void write_latency_table(std::ostream& out, const run::config& c,
   const auto& st = views[record::view::service_time];
   const double bound_from = lower_bound_from(r.measured.counts.censored, rt.total_count());
   std::optional<hdr::histogram> rec;
-  if (c.expected_interval) rec = reconstructed(r, *c.expected_interval);
-  const char* first = c.model != run::model_kind::closed ? "response time" : "latency (observed)";
+  if (c.expected_interval()) rec = reconstructed(r, *c.expected_interval());
+  const char* first = c.kind() != run::model_kind::closed ? "response time" : "latency (observed)";
   fmt::print(out, "\n{:>8}  {:>15}  {:>13}{}  {}\n", "", first, "service time",
              rec ? "  reconstructed" : "", "95% interval of the first column");
   std::size_t i = 0;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "http/body_needle.hpp"
@@ -64,12 +65,27 @@ struct named_request {
   std::shared_ptr<const http::body_needle> expect_body;
 };
 
-// The hybrid model (--scenario, docs/scenario.md). Users arrive by the config's plan; user i
-// draws a scenario by weight, keyed by (seed, scenario, i), and runs its steps in order, each
-// intended at the previous one's completion plus its think time.
+// The open model: intended times come from an arrival process (the plan: constant, Poisson,
+// stages or a replayed trace), whatever the server does.
+struct open_model {
+  schedule::plan plan;
+  retry_policy retry;
+};
+
+// The closed model: each user sends its next request when its last one ended, plus think time.
+// There is no schedule and no rate; a user is a slot (one per connection, or --max-streams of
+// them on an HTTP/2 connection).
+struct closed_model {
+  nanoseconds think{};
+  std::optional<nanoseconds> expected_interval;  // the reconstructed view (expected-interval)
+};
+
+// The hybrid model (--scenario, docs/scenario.md). Users arrive by the plan; user i draws a
+// scenario by weight, keyed by (seed, scenario, i), and runs its steps in order, each intended at
+// the previous one's completion plus its think time.
 // A value a step takes from its response into one of the user's variables.
 struct capture_rule {
-  std::uint16_t variable = 0;  // an index into hybrid_config::variables
+  std::uint16_t variable = 0;  // an index into hybrid_model::variables
   bool from_header = false;
   std::string key;             // the header's name, or a JSON Pointer into the body
 };
@@ -90,7 +106,9 @@ struct hybrid_scenario {
   std::uint16_t session_name = 0;  // its SCENARIO.session entry in config::mix
 };
 
-struct hybrid_config {
+struct hybrid_model {
+  schedule::plan plan;  // the users' arrivals (the file's phases, as stages)
+  retry_policy retry;
   std::string file;  // as reports name it
   std::vector<hybrid_scenario> scenarios;
   std::uint32_t max_users = 0;  // 0: unbounded
@@ -106,6 +124,9 @@ struct hybrid_config {
   bool per_user = false;    // a connection per user (config::connections = its user slots)
 };
 
+// The workload model and its own options, one of three (model_kind names them in this order).
+using load_model = std::variant<open_model, closed_model, hybrid_model>;
+
 struct config {
   std::vector<std::string> command_line;
   std::string target_url;  // as reports name it
@@ -116,19 +137,15 @@ struct config {
   bool head_request = false;
   std::vector<named_request> mix;  // --requests: the open model's weighted mix; the hybrid model's
                                    // steps and sessions; empty: `request`
-  std::optional<hybrid_config> hybrid;  // the hybrid model's scenarios
   std::string mix_file;            // where the mix came from, as reports name it
   std::uint64_t seed = 1;          // --seed: every keyed draw of the run
   bool keep_alive = true;
   http_version http = http_version::http1;
   std::uint32_t max_streams = 100;  // HTTP/2: streams per connection, within the server's SETTINGS
 
-  model_kind model = model_kind::open;
-  std::optional<schedule::plan> plan;  // the open model's schedule; none in the closed model
+  load_model model = open_model{};
   nanoseconds warmup{};
   nanoseconds duration{std::chrono::seconds(10)};
-  nanoseconds think{};                          // closed model only
-  std::optional<nanoseconds> expected_interval;  // closed model: the reconstructed view
 
   std::uint32_t connections = 10;
   std::uint32_t threads = 2;
@@ -138,15 +155,46 @@ struct config {
   precision_mode precision = precision_mode::fine;
   std::bitset<600> expected_status;  // statuses that count as ok
   nanoseconds interval{std::chrono::seconds(1)};
-  retry_policy retry;  // open model only
 
   // Distributed runs (docs/distributed.md). The slice of the schedule is in `plan` (shards,
   // shard_index); start_at puts the measured window's start at this wall-clock instant (Unix ns)
   // instead of just after the connections open; plan_sha256 names the global plan.
   std::optional<nanoseconds> start_at;
   std::string plan_sha256;
-  std::uint32_t shards() const noexcept { return plan ? plan->shards : 1; }
-  std::uint32_t shard_index() const noexcept { return plan ? plan->shard_index : 0; }
+  std::uint32_t shards() const noexcept { return plan() ? plan()->shards : 1; }
+  std::uint32_t shard_index() const noexcept { return plan() ? plan()->shard_index : 0; }
+
+  model_kind kind() const noexcept { return static_cast<model_kind>(model.index()); }
+  const closed_model* closed() const noexcept { return std::get_if<closed_model>(&model); }
+  const hybrid_model* hybrid() const noexcept { return std::get_if<hybrid_model>(&model); }
+  hybrid_model* hybrid() noexcept { return std::get_if<hybrid_model>(&model); }
+  // The schedule: the open model's requests, the hybrid model's users; none in the closed model.
+  const schedule::plan* plan() const noexcept {
+    if (const auto* o = std::get_if<open_model>(&model)) return &o->plan;
+    if (const auto* h = hybrid()) return &h->plan;
+    return nullptr;
+  }
+  schedule::plan* plan() noexcept {
+    return const_cast<schedule::plan*>(static_cast<const config*>(this)->plan());
+  }
+  // The retry policy of the open and hybrid models; the closed model retries nothing.
+  const retry_policy& retry() const noexcept {
+    static const retry_policy none;
+    if (const auto* o = std::get_if<open_model>(&model)) return o->retry;
+    if (const auto* h = hybrid()) return h->retry;
+    return none;
+  }
+  std::optional<nanoseconds> expected_interval() const noexcept {
+    return closed() ? closed()->expected_interval : std::nullopt;
+  }
+  // How long after the window's end a request may still start: the hybrid model's graceful stop.
+  nanoseconds graceful_stop() const noexcept { return hybrid() ? hybrid()->graceful_stop : nanoseconds{0}; }
+  // Requests a connection carries at once: --max-streams over HTTP/2 (in the closed model, its
+  // users), except on a hybrid user's connection; one over HTTP/1.1.
+  std::uint32_t slots_per_connection() const noexcept {
+    if (http == http_version::http1 || hybrid()) return 1;
+    return max_streams > 1 ? max_streams : 1;
+  }
 
   // The names that latency and outcomes are reported by, in the mix's order; none without a mix.
   std::size_t name_count() const noexcept { return mix.size(); }
@@ -154,15 +202,19 @@ struct config {
   // The planned rate of requests when it is one number: the open model without stages or a
   // trace (the hybrid model's plan is of users).
   std::optional<double> rate_per_s() const {
-    if (!plan || hybrid || !plan->stages.empty() || plan->arrival == schedule::arrival_kind::trace) {
+    const auto* open = std::get_if<open_model>(&model);
+    if (!open || !open->plan.stages.empty() || open->plan.arrival == schedule::arrival_kind::trace) {
       return std::nullopt;
     }
-    return plan->rate_per_s;
+    return open->plan.rate_per_s;
   }
   // True when the first-attempt sends follow one Poisson law: Poisson arrivals at a fixed rate
   // (stages change the rate mid-run). The hybrid model's plan is of users, and their later
   // steps send between arrivals. Only these send gaps are recorded and fitted.
-  bool sends_fixed_poisson() const noexcept { return plan && plan->fixed_poisson() && !hybrid; }
+  bool sends_fixed_poisson() const noexcept {
+    const auto* open = std::get_if<open_model>(&model);
+    return open && open->plan.fixed_poisson();
+  }
 };
 
 }  // namespace punctual::run

@@ -88,7 +88,7 @@ struct result {
 // How many requests a connection carried at once: over HTTP/2, --max-streams (in the closed
 // model, its users), except on a hybrid user's own connection; over HTTP/1.1, one.
 inline std::uint32_t requests_per_connection(const config& c, const result& r) noexcept {
-  if (c.model == model_kind::hybrid) return 1;
+  if (c.kind() == model_kind::hybrid) return 1;
   return r.protocols().mostly_h2() ? c.max_streams : 1;
 }
 

@@ -109,7 +109,7 @@ long counted_run(engine::run_config c, double rate_per_s, std::chrono::milliseco
   p.rate_per_s = rate_per_s;
   p.duration = duration;
   p.workers = 2;
-  c.plan = p;
+  *c.plan() = p;
   engine::load_run run(c);
   worker_allocations = 0;
   counting = true;
@@ -135,10 +135,10 @@ long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   }
   c.connections = 4;
   if (retries) {
-    c.retry.retries = 2;
-    c.retry.on = 1U << record::index(record::retry_cause::status_5xx);
-    c.retry.backoff_base = std::chrono::milliseconds(1);
-    c.retry.backoff_cap = std::chrono::milliseconds(4);
+    std::get<run::open_model>(c.model).retry.retries = 2;
+    std::get<run::open_model>(c.model).retry.on = 1U << record::index(record::retry_cause::status_5xx);
+    std::get<run::open_model>(c.model).retry.backoff_base = std::chrono::milliseconds(1);
+    std::get<run::open_model>(c.model).retry.backoff_cap = std::chrono::milliseconds(4);
   }
   record::counters counts;
   const long allocations = counted_run(c, 2000, duration, counts);
@@ -239,8 +239,7 @@ TEST(engine_alloc, h2_request_path_allocates_nothing) {
 long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds duration, std::uint64_t& planned) {
   engine::run_config c = test::loopback_get(port);
   c.connections = 8;
-  c.model = run::model_kind::hybrid;
-  run::hybrid_config h;
+  run::hybrid_model h;
   h.scenarios.push_back({"s", 1, {{0, {}, nullptr, {}, false}, {1, {}, nullptr, {}, false}}, 2});
   h.scenarios[0].steps[0].think.a = std::chrono::milliseconds(1);
   h.graceful_stop = std::chrono::seconds(2);
@@ -255,7 +254,7 @@ long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   c.mix[1].expect_body = std::make_shared<const http::body_needle>("ok");
   c.mix[2].session = true;
   c.mix[2].bytes.clear();
-  c.hybrid = std::move(h);
+  c.model = std::move(h);
   record::counters counts;
   const long allocations = counted_run(c, 400, duration, counts);
   planned = counts.planned;

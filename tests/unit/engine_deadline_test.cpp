@@ -212,12 +212,12 @@ scripted_run run_against(const script& s, int requests, milliseconds timeout, pr
   config.timeout = timeout;
   config.connect_timeout = std::chrono::seconds(5);
   config.precision = precision;
-  config.retry = retry;
+  std::get<run::open_model>(config.model).retry = retry;
   schedule::plan p;
   p.rate_per_s = requests * 10.0;
   p.duration = config.duration;
   p.workers = 1;
-  config.plan = p;
+  *config.plan() = p;
   load_run run(config);
   run_result result = run.execute([](std::int64_t, const record::view_set&) {});
   const nanoseconds start = run.start_mapping().mono;

@@ -32,7 +32,7 @@ struct late_read_run {
     p.rate_per_s = rate;
     p.duration = config.duration;
     p.workers = 1;
-    config.plan = p;
+    *config.plan() = p;
     load_run run(config);
     result = run.execute([](std::int64_t, const record::view_set&) {});
   }

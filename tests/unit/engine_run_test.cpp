@@ -26,11 +26,10 @@ struct fixture {
 
   explicit fixture(model_kind model, nanoseconds duration) {
     config = test::loopback_get(srv.start());
-    config.model = model;
+    if (model == model_kind::closed) config.model = run::closed_model{milliseconds(5), {}};
     config.threads = 2;
     config.connections = 4;
     config.duration = duration;
-    config.think = milliseconds(model == model_kind::closed ? 5 : 0);
   }
 
   schedule::plan plan(double rate) const {
@@ -50,7 +49,7 @@ std::int64_t sum_of(const std::vector<std::int64_t>& v) {
 
 TEST(engine_run, open_model_accounts_every_planned_request) {
   fixture f(model_kind::open, milliseconds(1000));
-  f.config.plan = f.plan(500);
+  *f.config.plan() = f.plan(500);
   load_run run(f.config);
   std::vector<std::int64_t> per_interval;
   std::int64_t expected_index = 0;
@@ -76,7 +75,7 @@ TEST(engine_run, open_model_accounts_every_planned_request) {
 
 TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {
   fixture f(model_kind::open, milliseconds(5000));
-  f.config.plan = f.plan(500);
+  *f.config.plan() = f.plan(500);
   load_run run(f.config);
   std::thread stopper([&] {
     std::this_thread::sleep_for(milliseconds(450));  // inside the stall: some requests are out

@@ -15,9 +15,9 @@ constexpr nanoseconds start{seconds(100)};
 constexpr nanoseconds window_end = start + seconds(10);
 
 // Names: 0 a.one, 1 a.two, 2 a.session.
-run::hybrid_config one_scenario(std::uint32_t max_users = 0, bool drop = false,
+run::hybrid_model one_scenario(std::uint32_t max_users = 0, bool drop = false,
                                 bool go_on = false) {
-  run::hybrid_config h;
+  run::hybrid_model h;
   h.scenarios.push_back({"a", 1, {{0, {}, nullptr, {}, false}, {1, {}, nullptr, {}, false}}, 2});
   h.scenarios[0].steps[0].think.a = milliseconds(5);
   h.max_users = max_users;
@@ -27,12 +27,12 @@ run::hybrid_config one_scenario(std::uint32_t max_users = 0, bool drop = false,
 }
 
 struct fixture {
-  explicit fixture(const run::hybrid_config& h, std::uint32_t max_users = 0)
+  explicit fixture(const run::hybrid_model& h, std::uint32_t max_users = 0)
       : config(h), driver(config, 1, max_users), recorder(start, window_end, seconds(1), {}, 3) {
     driver.attach(recorder, window_end + seconds(1));
   }
   const record::name_counts& name(std::size_t i) const { return recorder.by_name()[i]; }
-  run::hybrid_config config;
+  run::hybrid_model config;
   session_driver driver;
   record::recorder recorder;
 };
@@ -126,7 +126,7 @@ TEST(session_driver, over_max_users_an_arrival_waits_or_is_dropped) {
 TEST(session_driver, responses_wait_unread_only_when_no_user_could_be_held_back) {
   const nanoseconds horizon = milliseconds(1);
   auto with_think = [&](schedule::think_time t) {
-    run::hybrid_config h = one_scenario();
+    run::hybrid_model h = one_scenario();
     h.scenarios[0].steps[0].think = t;
     h.scenarios[0].steps[1].think = {};  // the last step's think follows no response of note
     fixture f(h);
@@ -173,7 +173,7 @@ TEST(session_driver, a_step_due_after_the_graceful_stop_never_starts) {
 }
 
 TEST(session_driver, the_scenario_draw_follows_the_weights) {
-  run::hybrid_config h;
+  run::hybrid_model h;
   h.scenarios.push_back({"a", 3, {{0, {}, nullptr, {}, false}}, 2});
   h.scenarios.push_back({"b", 1, {{1, {}, nullptr, {}, false}}, 3});
   session_driver d(h, 5, 0);
