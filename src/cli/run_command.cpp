@@ -166,7 +166,7 @@ int exit_code_for(const engine::run_result& r, const report::verdicts& v) {
 
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
                                analysis::interval_series* series, progress_line* progress) {
-  engine::load_run run(setup.config);
+  engine::load_run run(setup.config, engine::system_parts(setup.config));
   std::ostringstream hlog_text;
   std::unique_ptr<hdr::interval_log_writer> log;
   const auto sink = [&](std::int64_t index, const record::view_set& v) {

@@ -1,22 +1,17 @@
 // The pacer: how a worker waits for its next deadline in each precision mode, and what fine
 // mode learns about its own wake-ups. It knows time, not sockets: the worker asks it for a plan
-// and carries the plan out on its event loops.
+// (net::wait_plan) and its poller carries the plan out.
 #pragma once
 
 #include <array>
 #include <chrono>
 
 #include "engine/config.hpp"
+#include "net/poller.hpp"
 
 namespace punctual::engine {
 
-// How to wait from now until the next deadline.
-struct wait_plan {
-  nanoseconds due{};          // when the worker must be awake
-  nanoseconds timer_sleep{};  // first sleep this long on the timer alone (responses wait), or 0
-  bool spin = false;          // then poll the clock until `due`
-  nanoseconds socket_wait{};  // then wait on the sockets this long (0: only collect what is ready)
-};
+using net::wait_plan;
 
 class pacer {
  public:

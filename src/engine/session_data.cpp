@@ -18,7 +18,7 @@ bool fits_a_request(std::string_view v) noexcept { return std::none_of(v.begin()
 }  // namespace
 
 const run::hybrid_step& session_driver::step_of(const record::request_times& t) const noexcept {
-  return hybrid_.scenarios[sessions_[t.session - 1].scenario].steps[t.step];
+  return hybrid_.scenarios[sessions_[t.user - 1].scenario].steps[t.step];
 }
 
 // A new session's variables: its csv row, no captures and no cookies yet.
@@ -43,13 +43,13 @@ void session_driver::fill_values(std::uint32_t id) {
 
 void session_driver::personalize(const record::request_times& t, wire_request& request,
                                  std::string& scratch) {
-  if (t.session == 0) return;
+  if (t.user == 0) return;
   const auto& step = step_of(t);
-  const http::cookie_jar& jar = jars_[t.session - 1];
+  const http::cookie_jar& jar = jars_[t.user - 1];
   const bool cookies = hybrid_.cookies && !step.own_cookie && !jar.empty();
   if (!step.request && !cookies) return;
   if (step.request) {
-    step.request->render(values_[t.session - 1], scratch);
+    step.request->render(values_[t.user - 1], scratch);
   } else {
     scratch.assign(request.bytes);
   }
@@ -67,17 +67,17 @@ void session_driver::personalize(const record::request_times& t, wire_request& r
 }
 
 bool session_driver::wants_response(const record::request_times& t) const noexcept {
-  return t.session != 0 && (hybrid_.cookies || !step_of(t).captures.empty());
+  return t.user != 0 && (hybrid_.cookies || !step_of(t).captures.empty());
 }
 
 bool session_driver::take_response(const record::request_times& t, std::string_view response, bool capture) {
-  if (t.session == 0) return true;
+  if (t.user == 0) return true;
   if (hybrid_.cookies) {
-    http::cookie_jar& jar = jars_[t.session - 1];
+    http::cookie_jar& jar = jars_[t.user - 1];
     http::for_each_response_header(response, "set-cookie", [&](std::string_view v) { jar.take(v); });
   }
   if (!capture) return true;
-  auto& values = values_[t.session - 1];
+  auto& values = values_[t.user - 1];
   bool body_read = false;
   for (const auto& c : step_of(t).captures) {
     std::string& into = values[c.variable];

@@ -35,7 +35,6 @@ session_driver::session_driver(const run::hybrid_model& hybrid, std::uint64_t se
 void session_driver::attach(record::recorder& r, nanoseconds cutoff) noexcept {
   recorder_ = &r;
   cutoff_ = cutoff;
-  r.set_listener(this);
 }
 
 std::uint16_t session_driver::draw_scenario(std::uint64_t user) const noexcept {
@@ -51,7 +50,7 @@ record::request_times session_driver::step_times(std::uint32_t id,
   t.intended = intended;
   t.arrival = s.arrival;
   t.index = s.user;
-  t.session = id + 1;
+  t.user = id + 1;
   t.step = s.next_step;
   t.name = hybrid_.scenarios[s.scenario].steps[s.next_step].name;
   return t;
@@ -135,7 +134,7 @@ bool session_driver::next_due(nanoseconds now, record::request_times& out) {
     out = waiting_.front();
     waiting_.pop_front();
     // The scenario drawn at arrival: the draw is a pure function of the user.
-    out.session = start_session(out.index, out.arrival, draw_scenario(out.index)) + 1;
+    out.user = start_session(out.index, out.arrival, draw_scenario(out.index)) + 1;
     return true;
   }
   if (due_.empty() || due_.front().due > now) return false;
@@ -153,8 +152,8 @@ nanoseconds session_driver::earliest_due() const noexcept {
 
 void session_driver::on_final(const record::request_times& t, record::outcome o,
                               nanoseconds at) noexcept {
-  if (t.session == 0 || o == record::outcome::skipped) return;
-  const std::uint32_t id = t.session - 1;
+  if (t.user == 0 || o == record::outcome::skipped) return;
+  const std::uint32_t id = t.user - 1;
   session& s = sessions_[id];
   if (!s.in_use) return;
   const bool failed = o != record::outcome::ok;

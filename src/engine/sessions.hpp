@@ -2,7 +2,8 @@
 // each draws a scenario and becomes a session that runs its steps in order. A step's outcome
 // moves its session on: the next step is intended at that step's completion plus its think
 // time, or, after a failure under on_error abort, the rest of the session is skipped. The driver
-// only decides what is due; the worker sends it like any other request.
+// only decides what is due; the worker sends it like any other request (hybrid_load.hpp puts
+// the driver behind the load-model seam).
 #pragma once
 
 #include <algorithm>
@@ -29,6 +30,8 @@ class session_driver final : public record::outcome_listener {
   // are skipped (the window's end plus the graceful stop).
   session_driver(const run::hybrid_model& hybrid, std::uint64_t seed, std::uint32_t max_users);
 
+  // Where the driver records its sessions and steps; its own outcomes reach it through
+  // on_final, which whoever listens to the recorder calls.
   void attach(record::recorder& r, nanoseconds cutoff) noexcept;
 
   enum class arrival_fate : std::uint8_t { admit, wait, dropped };
@@ -71,8 +74,8 @@ class session_driver final : public record::outcome_listener {
                 nanoseconds at) noexcept override;
 
   // Per-user data (session_data.cpp). A step that names variables is rendered with its user's
-  // values, and one whose user holds cookies gets their Cookie header, into `scratch`, which
-  // `request` then points into.
+  // values, and one whose user holds cookies gets their Cookie header, into `scratch` (its slot's
+  // room), which `request` then points into.
   void personalize(const record::request_times& t, wire_request& request, std::string& scratch);
   // Whether the step's whole response must be kept for take_response (cookies, captures).
   bool wants_response(const record::request_times& t) const noexcept;

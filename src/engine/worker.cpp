@@ -1,13 +1,8 @@
 #include "engine/worker.hpp"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "http/codec.hpp"
-#include "http/h2_codec.hpp"
-#include "net/clock.hpp"
 
 namespace punctual::engine {
 namespace {
@@ -15,8 +10,8 @@ namespace {
 constexpr nanoseconds interrupt_drain{1'000'000'000};
 // Room for this many retries in backoff at once before the heap has to grow.
 constexpr std::size_t retry_reserve = 4096;
-constexpr std::size_t rendered_reserve = 4 * 1024;   // a hybrid step's request, per slot
-constexpr std::size_t response_reserve = 16 * 1024;  // a kept response (cookies, captures), per slot
+constexpr std::size_t room_reserve = 4 * 1024;       // a rendered request, per slot
+constexpr std::size_t response_reserve = 16 * 1024;  // a kept response, per slot
 
 // std::push_heap/pop_heap keep the greatest on top; this puts the earliest due retry there.
 bool due_later(const record::request_times& a, const record::request_times& b) noexcept {
@@ -27,67 +22,46 @@ constexpr nanoseconds clock_remap{1'000'000};
 constexpr nanoseconds scan_reuse{250'000};
 constexpr nanoseconds free_scan_pause{20'000};
 
-inline void spin_pause() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
+bool set_up(const connection& c) noexcept {
+  return c.state == conn_state::idle || c.state == conn_state::busy;
 }
 
 }  // namespace
 
-worker::worker(const run_config& config, const schedule::plan* plan, std::uint32_t id,
-               std::uint32_t connections, const worker_parts& parts)
+worker::worker(const run_config& config, std::uint32_t id, std::uint32_t connections,
+               worker_parts parts)
     : config_(config),
+      id_(id),
       deadlines_{config.timeout, config.retry().attempt_timeout},
-      requests_(parts.requests),
-      // With constant arrivals every wait has the same length, so waking early for long waits
-      // only treats every send alike. Poisson and trace gaps have every length, and a lateness
-      // that differs with the wait would distort the gaps the server sees (the
-      // poisson_send_gaps warning): there every wait wakes early, and the short ones are spun.
-      // A hybrid run's later steps are due at completions plus think times: gaps of every length.
-      pacer_(config.precision, config.kind() == model_kind::hybrid ||
-                                   (plan && plan->arrival != schedule::arrival_kind::constant)),
+      clock_(parts.clock),
+      transports_(parts.transports),
+      poller_(std::move(parts.poller)),
+      model_(std::move(parts.model)),
+      tap_(parts.tap),
+      traits_(model_->traits()),
+      pacer_(config.precision, traits_.uneven_gaps),
+      multiplexed_(config.http != run::http_version::http1),
       connections_(connections),
       queue_(config.max_queue ? config.max_queue : 4096),
       budget_(config.retry().budget) {
-  if (plan) stream_.emplace(*plan, id);
-  if (config.hybrid()) {
-    // This worker's share of --max_users, split as the connections are. With a connection per
-    // user, the worker's connections are its users' slots (the CLI sized them).
-    per_user_ = config.hybrid()->per_user;
-    const std::uint32_t cap = config.hybrid()->max_users;
-    const std::uint32_t share = cap / config.threads + (id < cap % config.threads ? 1 : 0);
-    sessions_.emplace(*config.hybrid(), config.seed,
-                      per_user_ ? connections : (cap ? std::max<std::uint32_t>(share, 1) : 0));
-    if (per_user_) sessions_->hold_ended_slots();
-  }
   if (config.retry().enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
   early_handshakes_.reserve(connections);
+  const std::uint32_t per_connection = config.slots_per_connection();
   std::uint32_t slots = 0;
-  // The closed model sends on each response, so its responses never wait unread.
-  bool defer = config.kind() != model_kind::closed;
-  if (sessions_) sessions_->set_read_horizon(pacer::harvest_horizon);
-  multiplexed_ = config.http != run::http_version::http1;
-  // A hybrid user's own connection carries one request at a time. An HTTP/2 connection of the
-  // closed model carries --max-streams users (one unless it is given), each a slot.
-  const std::uint32_t per_connection = multiplexed_ && config.kind() != model_kind::hybrid
-                                           ? std::max<std::uint32_t>(config.max_streams, 1)
-                                           : 1;
   for (auto& c : connections_) {
-    c.transport = parts.transports.make();
-    if (config.http != run::http_version::http1) {
-      c.h2 = http::make_h2_codec({config.tls.enabled, &h2_memory_}, per_connection);
-    }
-    if (config.http != run::http_version::http2) c.http1 = http::make_http1_codec();
+    c.transport = transports_.make();
+    http::codec_set codecs = parts.codecs.make(per_connection, h2_memory_);
+    c.http1 = std::move(codecs.http1);
+    c.h2 = std::move(codecs.h2);
     c.codec = c.h2 ? c.h2.get() : c.http1.get();
     c.first_slot = slots;
     c.slot_count = per_connection;
     slots += c.slot_count;
-    defer = defer && c.codec->allows_deferred_reads();
+    codecs_allow_deferred_reads_ = codecs_allow_deferred_reads_ && c.codec->allows_deferred_reads();
   }
-  reads_may_wait_ = defer;
   slots_.resize(slots);
+  in_flight_.reserve(slots);
   codec_events_.list.reserve(2 * per_connection + 4);
   for (std::uint32_t i = 0; i < connections_.size(); ++i) {
     connection& c = connections_[i];
@@ -97,35 +71,20 @@ worker::worker(const run_config& config, const schedule::plan* plan, std::uint32
       c.free_slots.push_back(c.first_slot + k);
     }
   }
-  if (per_user_) in_flight_.reserve(slots_.size());
   to_flush_.reserve(connections_.size());
-  if (sessions_ && !per_user_) {
+  if (traits_.renders && traits_.connections_ahead) {
     // Room for a typical rendered request and kept response, so that a slot's first use does
     // not allocate during the run (a larger one grows its slot once). A slot per user grows on
     // its first use instead: thousands of idle reservations would be resident memory.
     for (auto& sl : slots_) {
-      sl.rendered.reserve(rendered_reserve);
+      sl.room.reserve(room_reserve);
       sl.response.reserve(response_reserve);
     }
   }
-  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  loop_.add(wake_fd_, EPOLLIN, wake_token);
-  tick_loop_.add(wake_fd_, EPOLLIN, wake_token);
 }
 
 worker::~worker() {
   for (auto& c : connections_) c.transport->close();
-  if (wake_fd_ >= 0) close(wake_fd_);
-}
-
-void worker::wake() noexcept {
-  const std::uint64_t one = 1;
-  [[maybe_unused]] const auto n = write(wake_fd_, &one, sizeof one);
-}
-
-bool worker::next_entry() noexcept {
-  has_next_ = stream_ && stream_->next(next_);
-  return has_next_;
 }
 
 void worker::prepare(nanoseconds start) {
@@ -134,116 +93,93 @@ void worker::prepare(nanoseconds start) {
   window_end_ = start + config_.warmup + config_.duration;
   // Attempts can still be sent until the last deadline of the drain (after the graceful stop,
   // in the hybrid model).
-  const nanoseconds graceful = config_.hybrid() ? config_.hybrid()->graceful_stop : nanoseconds{0};
   recorder_.emplace(start + config_.warmup, window_end_, config_.interval,
-                    window_end_ + graceful + config_.timeout, config_.name_count(),
+                    window_end_ + config_.graceful_stop() + config_.timeout, config_.name_count(),
                     config_.timeout);
-  if (config_.sends_fixed_poisson()) recorder_->keep_send_gaps();
-  if (sessions_) {
-    recorder_->keep_steps();
-    sessions_->attach(*recorder_, window_end_ + graceful);
-  }
+  recorder_->set_listener(this);
   for (const auto& [took, resumed] : early_handshakes_) {
     recorder_->on_tls_handshake(start + config_.warmup, took, resumed);
   }
   early_handshakes_.clear();
-  for (auto& s : slots_) s.next_send = start;
+  model_->start(*this, start, window_end_);
 }
 
 void worker::run(const run_control& control) {
-  net::set_thread_timer_slack_1ns();
-  to_mono_.refresh();
-  const nanoseconds cpu_before = net::thread_cpu_time();
-  const nanoseconds start = start_;
-  next_entry();
-  for (nanoseconds now = net::mono_now();; now = net::mono_now()) {
-    observe_interruption(control, now);
-    dispatch_due(now);
-    dispatch_sessions(now);
-    dispatch_retries(now);
-    serve_queue(now);
-    check_deadlines(now);
-    recorder_->roll_intervals(now);
-    // Users that ended (on a response, a deadline or the cutoff) give back their connections.
-    if (per_user_) close_ended_users(now);
-    if (finished(now)) break;
-    const auto ready = wait_for_work(now);
-    ++stats_.wakeups;
-    // Each event reads the clock itself, after its read: a batch can take long enough that one
-    // clock read for all of it would date completions (and so service times) too early.
-    for (const auto& ev : ready) on_event(ev);
-  }
-  finish_unfinished();
-  stats_.cpu = net::thread_cpu_time() - cpu_before;
-  stats_.busy_wall = net::mono_now() - start;
-  stats_.sleeps = loop_.sleeps() + tick_loop_.sleeps();
+  begin(control);
+  while (turn()) wait_and_handle();
+  end();
 }
 
-void worker::observe_interruption(const run_control& control, nanoseconds now) noexcept {
-  if (interrupted_ || !control.interrupted.load(std::memory_order_acquire)) return;
+void worker::begin(const run_control& control) {
+  control_ = &control;
+  net::set_thread_timer_slack_1ns();
+  to_mono_.refresh(clock_);
+  cpu_before_ = clock_.thread_cpu();
+}
+
+bool worker::turn() {
+  const nanoseconds now = clock_.now();
+  observe_interruption(now);
+  model_->dispatch(now);
+  dispatch_retries(now);
+  serve_queue(now);
+  check_deadlines(now);
+  recorder_->roll_intervals(now);
+  // Users that ended (on a response, a deadline or the cutoff) give back their connections.
+  release_users(now);
+  if (finished(now)) return false;
+  plan_wait(now);
+  return true;
+}
+
+void worker::wait_and_handle() {
+  const net::waited w = poller_->wait(plan_);
+  if (plan_.timer_sleep.count() > 0) pacer_.learn(turn_at_ + plan_.timer_sleep, plan_.timer_sleep, w.timer_woke);
+  if (plan_.socket_wait.count() > 0 && w.timed_out) {
+    pacer_.learn(turn_at_ + plan_.socket_wait, plan_.socket_wait, w.woke);
+  }
+  to_mono_.refresh_every(clock_, clock_remap, w.woke);
+  ++stats_.wakeups;
+  // Each event reads the clock itself, after its read: a batch can take long enough that one
+  // clock read for all of it would date completions (and so service times) too early.
+  for (const auto& ev : w.events) on_event(ev);
+}
+
+void worker::end() {
+  finish_unfinished();
+  stats_.cpu = clock_.thread_cpu() - cpu_before_;
+  stats_.busy_wall = clock_.now() - start_;
+  stats_.sleeps = poller_->sleeps();
+}
+
+void worker::observe_interruption(nanoseconds now) noexcept {
+  if (interrupted_ || !control_->interrupted.load(std::memory_order_acquire)) return;
   interrupted_ = true;
-  interrupted_at_ = nanoseconds{control.interrupted_at_ns.load(std::memory_order_acquire)};
+  interrupted_at_ = nanoseconds{control_->interrupted_at_ns.load(std::memory_order_acquire)};
   window_end_ = std::min(window_end_, std::max(interrupted_at_, start_));
   recorder_->end_window(interrupted_at_);
-  if (sessions_) sessions_->stop_at(interrupted_at_);
+  model_->interrupt(interrupted_at_);
   drain_until_ = std::max(now, interrupted_at_) + interrupt_drain;
 }
 
-void worker::dispatch_due(nanoseconds now) {
-  if (config_.kind() == model_kind::closed) return dispatch_closed_model(now);
-  if (sessions_) return dispatch_arrivals(now);
-  while (has_next_) {
-    const nanoseconds intended = start_ + next_.offset;
-    if (intended > now || intended >= window_end_) break;
-    record::request_times t;
-    t.intended = intended;
-    t.index = next_.index;
-    t.name = requests_.name_of(t.index);
-    // The next entry is read before this one is sent: when it is due too, its send lag's slot
-    // is fetched now, and this send's system call hides the fetch.
-    next_entry();
-    if (has_next_ && start_ + next_.offset <= now)
-      recorder_->prefetch_send_lag(start_ + next_.offset, now);
-    recorder_->on_planned(intended, t.name);
-    budget_.on_first_attempt();
-    admit(t, now);
-  }
+void worker::on_final(const record::request_times& t, record::outcome o, nanoseconds at) noexcept {
+  model_->on_final(t, o, at);
+  if (tap_) tap_->on_final(id_, t, o, at);
 }
 
-// The hybrid model: each arrival is a user; its first step is sent now, or waits for a user
-// slot (dispatched now, so the wait is queue wait), or is dropped with its session.
-void worker::dispatch_arrivals(nanoseconds now) {
-  while (has_next_) {
-    const nanoseconds arrival = start_ + next_.offset;
-    if (arrival > now || arrival >= window_end_) break;
-    record::request_times first;
-    switch (sessions_->arrive(next_.index, arrival, first)) {
-      case session_driver::arrival_fate::admit:
-        admit(first, now);
-        break;
-      case session_driver::arrival_fate::wait:
-        first.dispatched = now;
-        recorder_->on_dispatched(first);
-        sessions_->wait_for_slot(first);
-        break;
-      case session_driver::arrival_fate::dropped:
-        break;
-    }
-    next_entry();
-  }
+// A first attempt the model made due: the retry budget gets its deposit.
+void worker::dispatched(record::request_times& t, nanoseconds now) {
+  budget_.on_first_attempt();
+  t.dispatched = now;
+  if (!stats_.first_dispatch) stats_.first_dispatch = run::dispatch_instant{now, t.intended};
+  recorder_->on_dispatched(t);
 }
 
-// Sessions' next steps that are due, and arrivals that got a user slot.
-void worker::dispatch_sessions(nanoseconds now) {
-  if (!sessions_) return;
-  record::request_times t;
-  while (sessions_->next_due(now, t)) {
-    if (t.dispatched.count() != 0) {
-      enqueue(t, now);
-    } else {
-      admit(t, now);
-    }
-  }
+// A retry whose backoff ended: dispatched now, then a slot or the queue.
+void worker::admit(record::request_times& t, nanoseconds now) {
+  t.dispatched = now;
+  recorder_->on_dispatched(t);
+  enqueue(t, now);
 }
 
 void worker::dispatch_retries(nanoseconds now) {
@@ -255,14 +191,7 @@ void worker::dispatch_retries(nanoseconds now) {
   }
 }
 
-// A due attempt goes to an idle connection if the queue is empty, else waits in the queue.
-void worker::admit(record::request_times& t, nanoseconds now) {
-  t.dispatched = now;
-  if (!stats_.first_dispatch) stats_.first_dispatch = run::dispatch_instant{now, t.intended};
-  recorder_->on_dispatched(t);
-  enqueue(t, now);
-}
-
+// A due attempt goes to a free slot if the queue is empty, else waits in the queue.
 void worker::enqueue(const record::request_times& t, nanoseconds now) {
   // Got to only after its deadline (the generator fell that far behind): never sent.
   if (now >= deadlines_.chain(t)) return recorder_->on_timeout(t, config_.timeout);
@@ -281,8 +210,7 @@ void worker::enqueue(const record::request_times& t, nanoseconds now) {
 bool worker::retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
                    bool answered) {
   const retry_policy& policy = config_.retry();
-  if (!policy.enabled() || !policy.retries_on(why) || t.attempt >= policy.retries ||
-      interrupted_ || config_.kind() == model_kind::closed) {
+  if (!policy.enabled() || !policy.retries_on(why) || t.attempt >= policy.retries || interrupted_) {
     return false;
   }
   const nanoseconds due = now + backoff_delay(policy, t.index, t.attempt + 1);
@@ -295,13 +223,14 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
     return false;
   }
   recorder_->on_attempt_failed(t, now, why, answered);
+  if (tap_) tap_->on_retry(id_, t, now, why);
   record::request_times next;
   next.intended = t.intended;
   next.due = due;
   next.index = t.index;
   next.name = t.name;
   next.arrival = t.arrival;
-  next.session = t.session;
+  next.user = t.user;
   next.step = t.step;
   next.attempt = t.attempt + 1;
   retries_.push_back(next);
@@ -333,7 +262,7 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
   recorder_->on_assigned(chosen->times);
   if (c.state == conn_state::closed) start_connect(c, now);
   // An HTTP/2 connection that is busy carries other streams and takes this one at once.
-  if (c.state == conn_state::idle || c.state == conn_state::busy) {
+  if (set_up(c)) {
     send_request(*chosen, now);
   } else {
     chosen->times.had_to_connect = true;
@@ -342,26 +271,37 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
 }
 
 slot* worker::free_slot(const record::request_times& t, nanoseconds now) noexcept {
-  if (per_user_) {  // the user's own connection; a user has one step in flight at a time
-    if (t.session == 0 || t.session > connections_.size()) return nullptr;
-    return next_free(connections_[t.session - 1]);
-  }
+  if (traits_.users_own_slots) return user_slot(t, now);
   if (multiplexed_) return least_loaded(now);
   if (!idle_.empty()) {
     connection& c = connections_[idle_.back()];
     idle_.pop_back();
     return next_free(c);
   }
-  // While every connection is busy, serve_queue asks again on every turn of the loop (about
-  // every microsecond); a connection closed meanwhile waits for the search at most this long.
-  if (now - no_free_at_ < free_scan_pause) return nullptr;
-  for (auto& c : connections_) {
-    const bool free_connecting = c.state == conn_state::connecting && c.in_flight == 0;
-    const bool reopenable = c.state == conn_state::closed && c.retry_at <= now;
-    if (free_connecting || reopenable) return next_free(c);
+  return reopenable(now, false);
+}
+
+// The user's own slot, when it can take the request now (slot_ready_at).
+slot* worker::user_slot(const record::request_times& t, nanoseconds now) noexcept {
+  if (t.user == 0 || t.user > slots_.size()) return nullptr;
+  return slot_ready_at(t.user - 1, now) <= now ? &slots_[t.user - 1] : nullptr;
+}
+
+nanoseconds worker::slot_ready_at(std::uint32_t k, nanoseconds now) const noexcept {
+  const slot& s = slots_[k];
+  if (s.busy) return nanoseconds::max();
+  const connection& c = connection_of(s);
+  switch (c.state) {
+    case conn_state::idle:
+    case conn_state::busy:
+      return c.in_flight < c.codec->capacity() ? now : nanoseconds::max();
+    case conn_state::connecting:
+      return now;
+    case conn_state::closed:
+      // A user's own connection opens for its request whenever that comes.
+      return traits_.connections_ahead ? c.retry_at : now;
   }
-  no_free_at_ = now;
-  return nullptr;
+  return nanoseconds::max();
 }
 
 // HTTP/2: the connection with the fewest requests in flight and room for one more (the lowest
@@ -370,30 +310,39 @@ slot* worker::free_slot(const record::request_times& t, nanoseconds now) noexcep
 slot* worker::least_loaded(nanoseconds now) noexcept {
   connection* best = nullptr;
   for (auto& c : connections_) {
-    if (c.state != conn_state::idle && c.state != conn_state::busy) continue;
+    if (!set_up(c)) continue;
     if ((best && c.in_flight >= best->in_flight) || c.in_flight >= c.codec->capacity()) continue;
     best = &c;
   }
   if (best) return next_free(*best);
+  return reopenable(now, true);
+}
+
+// A connection that is connecting with a free slot, or closed and free to reopen. While every
+// connection is busy, serve_queue asks again on every turn of the loop (about every
+// microsecond); a connection closed meanwhile waits for the search at most free_scan_pause.
+slot* worker::reopenable(nanoseconds now, bool multiplexed) noexcept {
   if (now - no_free_at_ < free_scan_pause) return nullptr;
   for (auto& c : connections_) {
-    const bool room_connecting = c.state == conn_state::connecting && c.in_flight < c.slot_count;
-    const bool reopenable = c.state == conn_state::closed && c.retry_at <= now;
-    if (room_connecting || reopenable) return next_free(c);
+    const bool room = multiplexed ? c.in_flight < c.slot_count : c.in_flight == 0;
+    const bool connecting = c.state == conn_state::connecting && room;
+    const bool closed = c.state == conn_state::closed && c.retry_at <= now;
+    if (connecting || closed) return next_free(c);
   }
   no_free_at_ = now;
   return nullptr;
 }
 
-// connection: per_user: an ended user's connection closes, and only then is its slot free for
-// the next user, who will open its own (and handshake in full: a new user is a new browser).
-void worker::close_ended_users(nanoseconds now) {
-  std::uint32_t id = 0;
-  while (sessions_->next_ended(id)) {
-    connection& c = connections_[id];
+// A user whose connection is its own ended: the connection closes, and only then is its slot
+// free for the next user, who will open its own (and handshake in full: a new user is a new
+// browser).
+void worker::release_users(nanoseconds now) {
+  std::uint32_t k = 0;
+  while (model_->next_released(k)) {
+    connection& c = connection_of(slots_[k]);
     if (c.state != conn_state::closed) close_connection(c, now);
     c.transport->forget_session();
-    sessions_->release(id);
+    model_->released(k);
   }
 }
 
@@ -403,22 +352,18 @@ void worker::check_deadlines(nanoseconds now) {
     queue_.pop();
   }
   // Nothing can be due before next_wake's recent scan said (see there).
-  if (config_.kind() == model_kind::open && now < scan_.wake && now - scan_.at < scan_reuse) return;
-  if (per_user_) {
-    // From the back: a slot that frees swaps the last one, already seen, into its place.
-    for (std::size_t i = in_flight_.size(); i-- > 0;) {
-      slot& sl = slots_[in_flight_[i]];
-      if (deadlines_.attempt(sl.times) <= now) {
-        check_deadline(sl, now);
-      } else if (connection_of(sl).state == conn_state::connecting) {
-        check_connect_timeout(connection_of(sl), now);
-      }
+  if (now < scan_.wake && now - scan_.at < scan_reuse) return;
+  // From the back: a slot that frees swaps the last one, already seen, into its place.
+  for (std::size_t i = in_flight_.size(); i-- > 0;) {
+    if (i >= in_flight_.size()) continue;  // a check freed more than one slot
+    slot& s = slots_[in_flight_[i]];
+    if (deadlines_.attempt(s.times) <= now) {
+      check_deadline(s, now);
+    } else if (!traits_.connections_ahead && connection_of(s).state == conn_state::connecting) {
+      check_connect_timeout(connection_of(s), now);
     }
-    return;
   }
-  for (auto& sl : slots_) {
-    if (sl.busy && deadlines_.attempt(sl.times) <= now) check_deadline(sl, now);
-  }
+  if (!traits_.connections_ahead) return;
   for (auto& c : connections_) {
     if (c.state == conn_state::connecting) check_connect_timeout(c, now);
   }
@@ -428,25 +373,25 @@ void worker::mark_busy(slot& s) noexcept {
   s.busy = true;
   connection& c = connection_of(s);
   c.in_flight++;
-  c.free_slots.pop_back();  // s came from next_free(c)
-  if (!per_user_) return;
+  // The slot is on its connection's free stack: on top, unless a user's own slot was taken.
+  const auto k = static_cast<std::uint32_t>(&s - slots_.data());
+  auto& free = c.free_slots;
+  if (free.back() != k) std::swap(*std::find(free.begin(), free.end(), k), free.back());
+  free.pop_back();
   s.in_flight_at = static_cast<std::uint32_t>(in_flight_.size());
-  in_flight_.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
+  in_flight_.push_back(k);
 }
 
-void worker::mark_free(slot& s, nanoseconds now) noexcept {
+void worker::mark_free(slot& s) noexcept {
   if (!s.busy) return;
-  if (config_.closed()) s.next_send = now + config_.closed()->think;  // the closed model: its user's next request
   connection& c = connection_of(s);
   c.in_flight--;
   c.free_slots.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
   no_free_at_ = std::chrono::hours(-1);  // a slot is free: the next search must look
-  if (per_user_) {
-    const std::uint32_t last = in_flight_.back();
-    in_flight_[s.in_flight_at] = last;
-    slots_[last].in_flight_at = s.in_flight_at;
-    in_flight_.pop_back();
-  }
+  const std::uint32_t last = in_flight_.back();
+  in_flight_[s.in_flight_at] = last;
+  slots_[last].in_flight_at = s.in_flight_at;
+  in_flight_.pop_back();
   s.busy = false;
 }
 
@@ -465,7 +410,7 @@ void worker::check_deadline(slot& s, nanoseconds now) {
   const bool sent = c.state == conn_state::busy && s.times.sent.count() != 0;
   if (sent && c.codec->counts_per_stream()) count_stream_bytes(s, c.codec->bytes_of(local_index(s)));
   const bool carries_on = sent ? c.codec->cancel(local_index(s)) : c.in_flight > 1;
-  mark_free(s, now);
+  mark_free(s);
   if (!carries_on) {
     if (c.in_flight) return fail_connection(c, record::socket_reason::closed, now);
     return close_connection(c, now);
@@ -489,17 +434,14 @@ void worker::time_out(const record::request_times& t, const attempt_ending& e, n
 }
 
 nanoseconds worker::next_wake(nanoseconds now) noexcept {
-  nanoseconds wake = recorder_->next_interval_boundary();
-  if (has_next_ && start_ + next_.offset < window_end_) wake = std::min(wake, start_ + next_.offset);
+  nanoseconds wake = std::min(recorder_->next_interval_boundary(), model_->next_due(now));
   if (!queue_.empty()) wake = std::min(wake, deadlines_.chain(queue_.front()));
   if (!retries_.empty()) wake = std::min(wake, retries_.front().due);
-  if (sessions_) wake = std::min(wake, std::max(sessions_->earliest_due(), now));
   if (interrupted_) wake = std::min(wake, drain_until_);
   // At high rates the loop turns every few microseconds and the scan of every connection below
-  // was a tenth of the CPU. In the open model what it finds are timeouts and reconnects, not
-  // sends, so a scan younger than scan_reuse serves when the thread wakes within that anyway.
-  const bool reuse = config_.kind() == model_kind::open && wake - now < scan_reuse &&
-                     now - scan_.at < scan_reuse;
+  // was a tenth of the CPU. What it finds are timeouts and reconnects, not sends, so a scan
+  // younger than scan_reuse serves when the thread wakes within that anyway.
+  const bool reuse = wake - now < scan_reuse && now - scan_.at < scan_reuse;
   if (!reuse) scan_connections(now);
   return std::max(std::min(wake, scan_.wake), now);
 }
@@ -507,78 +449,57 @@ nanoseconds worker::next_wake(nanoseconds now) noexcept {
 void worker::scan_connections(nanoseconds now) noexcept {
   nanoseconds wake = nanoseconds::max();
   bool awaits_socket = false;
-  if (per_user_) {  // a user's connection connects or blocks a write only with its step in flight
-    for (const std::uint32_t i : in_flight_) {
-      const slot& sl = slots_[i];
-      const connection& c = connections_[sl.connection];
-      wake = std::min(wake, deadlines_.attempt(sl.times));
-      if (c.state == conn_state::connecting) wake = std::min(wake, c.connect_started + config_.connect_timeout);
-      awaits_socket = awaits_socket || c.state == conn_state::connecting || c.write_blocked;
-    }
-    scan_ = {wake, now, awaits_socket};
-    return;
+  for (const std::uint32_t i : in_flight_) {
+    const slot& s = slots_[i];
+    wake = std::min(wake, deadlines_.attempt(s.times));
+    // A user's connection connects or blocks a write only with its request in flight.
+    if (!traits_.connections_ahead) note_connection(connection_of(s), wake, awaits_socket);
   }
-  for (const auto& sl : slots_) {
-    if (sl.busy) wake = std::min(wake, deadlines_.attempt(sl.times));
-  }
-  for (const auto& c : connections_) {
-    if (c.state == conn_state::connecting || c.write_blocked) {
-      // A request waits on this connection's socket, not on a response: do not defer its events.
-      if (c.in_flight) awaits_socket = true;
-      if (c.state == conn_state::connecting) {
-        wake = std::min(wake, c.connect_started + config_.connect_timeout);
-      }
+  if (traits_.connections_ahead) {
+    for (const auto& c : connections_) {
+      note_connection(c, wake, awaits_socket);
+      if (c.state == conn_state::closed && !queue_.empty()) wake = std::min(wake, c.retry_at);
     }
-    if (c.state == conn_state::closed && !queue_.empty()) wake = std::min(wake, c.retry_at);
-    if (config_.kind() == model_kind::closed && now < window_end_) wake = std::min(wake, users_due(c));
   }
   scan_ = {wake, now, awaits_socket};
 }
 
-// Waits as the pacer plans. Responses may wait unread for the next due wake-up (their receive
-// stamps date them), except in the closed model and while requests queue (a response frees a
-// connection one of them needs) or a request waits on its connection's connect or blocked write,
-// and in the hybrid model only while no response could hold back a user (reads_may_wait).
-std::span<epoll_event> worker::wait_for_work(nanoseconds now) noexcept {
+// A connecting connection's timeout, and whether a request waits on this connection's socket
+// (a connect or a blocked write), not on a response: then its events must not wait.
+void worker::note_connection(const connection& c, nanoseconds& wake, bool& awaits_socket) const noexcept {
+  if (c.state != conn_state::connecting && !c.write_blocked) return;
+  if (c.in_flight) awaits_socket = true;
+  if (c.state == conn_state::connecting) wake = std::min(wake, c.connect_started + config_.connect_timeout);
+}
+
+// Plans the wait as the pacer says. Responses may wait unread for the next due wake-up (their
+// receive stamps date them) as far as the codecs and the model allow, and not while requests
+// queue (a response frees a connection one of them needs) or a request waits on its
+// connection's connect or blocked write.
+void worker::plan_wait(nanoseconds now) noexcept {
   flush_deferred(now);
   const nanoseconds wake_at = next_wake(now);
-  const bool can_defer = reads_may_wait_ && queue_.empty() && !scan_.awaits_socket &&
-                         (!sessions_ || sessions_->reads_may_wait());
-  const wait_plan w = pacer_.plan(now, wake_at, can_defer);
-  if (w.timer_sleep.count() > 0) {
-    tick_loop_.wait(events_, w.timer_sleep);
-    pacer_.learn(now + w.timer_sleep, w.timer_sleep, net::mono_now());
-  }
-  if (w.spin) {
-    while (net::mono_now() < w.due) spin_pause();
-  }
-  const auto ready = loop_.wait(events_, w.socket_wait);
-  const nanoseconds woke = net::mono_now();
-  if (w.socket_wait.count() > 0 && ready.empty()) pacer_.learn(now + w.socket_wait, w.socket_wait, woke);
-  to_mono_.refresh_every(clock_remap, woke);
-  return ready;
+  const bool can_defer = codecs_allow_deferred_reads_ && queue_.empty() && !scan_.awaits_socket &&
+                         model_->reads_may_wait();
+  turn_at_ = now;
+  plan_ = pacer_.plan(now, wake_at, can_defer);
 }
 
 bool worker::finished(nanoseconds now) const noexcept {
   if (interrupted_ && now >= drain_until_) return true;
-  const bool schedule_done = config_.kind() == model_kind::closed
-                                 ? now >= window_end_
-                                 : !has_next_ || start_ + next_.offset >= window_end_;
-  if (!schedule_done || !queue_.empty() || !retries_.empty()) return false;
-  if (sessions_ && !sessions_->idle()) return false;
-  return std::none_of(slots_.begin(), slots_.end(), [](const slot& s) { return s.busy; });
+  return model_->idle(now) && queue_.empty() && retries_.empty() && in_flight_.empty();
 }
 
 void worker::finish_unfinished() {
   for (; !queue_.empty(); queue_.pop()) recorder_->on_unfinished(queue_.front(), interrupted_at_);
   for (const auto& t : retries_) recorder_->on_unfinished(t, interrupted_at_);
   retries_.clear();
-  for (auto& s : slots_) {
-    if (!s.busy) continue;
+  while (!in_flight_.empty()) {
+    slot& s = slots_[in_flight_.back()];
     recorder_->on_unfinished(s.times, interrupted_at_);
-    mark_free(s, interrupted_at_);
+    mark_free(s);
   }
-  if (sessions_) sessions_->skip_waiting();
+  model_->finish();
 }
 
 }  // namespace punctual::engine

@@ -1,8 +1,10 @@
-// A worker: one thread, one epoll loop, a share of the connections, and its own recorder.
-// Due requests go to a free slot on any connection of the worker, else wait in its queue
-// (docs/design.md, "Workers and connections"). The worker decides what is due and what has run
-// out of time; the pacer decides how it waits, the transports move the bytes, the codec frames
-// them and the request source says what to send.
+// A worker: one thread, one poller, a share of the connections, and its own recorder. Its load
+// model (load_model.hpp) says what is due; a due request goes to a free slot on a connection
+// of the worker (its user's own slot when users own slots), else waits in its queue
+// (docs/design.md, "Workers and connections"). The worker decides where requests go and what has
+// run out of time; the pacer decides how it waits and the poller carries the wait out, the
+// transports move the bytes and the codecs frame them. Every part comes in through
+// worker_parts, so the same worker runs on real sockets or in the simulation (tests/sim).
 #pragma once
 
 #include <sys/epoll.h>
@@ -11,8 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -20,19 +22,18 @@
 #include "engine/config.hpp"
 #include "engine/connection.hpp"
 #include "engine/deadline.hpp"
+#include "engine/load_model.hpp"
 #include "engine/pacer.hpp"
+#include "engine/parts.hpp"
 #include "engine/request_queue.hpp"
-#include "engine/request_source.hpp"
 #include "engine/retry.hpp"
-#include "engine/sessions.hpp"
 #include "engine/slot.hpp"
 #include "http/h2_memory.hpp"
 #include "net/clock.hpp"
-#include "net/event_loop.hpp"
+#include "net/poller.hpp"
 #include "net/transport.hpp"
 #include "record/recorder.hpp"
 #include "run/result.hpp"
-#include "schedule/schedule.hpp"
 
 namespace punctual::engine {
 
@@ -44,70 +45,79 @@ struct run_control {
 
 using worker_stats = run::worker_stats;
 
-// What the workers share, read-only: how to make a connection's transport and codec, and what
-// to send.
-struct worker_parts {
-  net::transport_factory& transports;
-  const request_source& requests;
-};
-
-class worker {
+class worker final : private model_host, private record::outcome_listener {
  public:
-  worker(const run_config& config, const schedule::plan* plan, std::uint32_t id,
-         std::uint32_t connections, const worker_parts& parts);
+  worker(const run_config& config, std::uint32_t id, std::uint32_t connections, worker_parts parts);
   ~worker();
   worker(const worker&) = delete;
   worker& operator=(const worker&) = delete;
 
-  // Opens every connection, waiting at most the connect timeout. Returns how many connected;
-  // `first_error` gets the first failure (kind and text).
+  // Opens every connection (with a connection per user: one, to check the target answers),
+  // waiting at most the connect timeout. Returns how many connected; `first_error` gets the
+  // first failure (kind and text). worker_setup.cpp.
   std::uint32_t open_connections(net::failure& first_error);
 
-  // Sets the schedule's start (CLOCK_MONOTONIC) and builds the recorder. Called before the
-  // worker thread starts, so the collector never sees a worker without a recorder.
+  // Sets the schedule's start (CLOCK_MONOTONIC), builds the recorder and starts the model.
+  // Called before the worker's loop starts, so the collector never sees a worker without one.
   void prepare(nanoseconds start);
-  // Runs the schedule from the prepared start through the drain.
-  void run(const run_control& control);
-  // Wakes run() from its wait (used on interruption).
-  void wake() noexcept;
 
-  record::recorder& recorder() noexcept { return *recorder_; }
+  // The loop from the prepared start through the drain: begin, then turns, each followed by a
+  // wait, until a turn finds the run over, then end. run() does all of it on the worker's
+  // thread; the simulation calls the steps itself and lets virtual time pass in the waits.
+  // Never inlined: bench/callgrind.sh counts what it and its callees execute.
+  [[gnu::noinline]] void run(const run_control& control);
+  void begin(const run_control& control);
+  // Acts on everything due by now and plans the wait (plan()); false once the run is over.
+  bool turn();
+  const net::wait_plan& plan() const noexcept { return plan_; }
+  // Carries out the planned wait and handles the events it ends with.
+  void wait_and_handle();
+  // Every request still open ends unfinished; the worker's own costs are taken.
+  void end();
+  // Ends the current wait (used on interruption); safe from another thread.
+  void wake() noexcept { poller_->wake(); }
+
+  record::recorder& recorder() noexcept override { return *recorder_; }
   // What this worker's first TLS handshake negotiated, if it made one.
   const std::optional<net::tls_state>& first_tls() const noexcept { return first_tls_; }
   const worker_stats& stats() const noexcept { return stats_; }
 
  private:
-  // worker.cpp: what is due, where it goes, and what has run out of time
-  bool next_entry() noexcept;
-  void dispatch_due(nanoseconds now);
-  void dispatch_closed_model(nanoseconds now);
-  void begin_closed_request(slot& s, nanoseconds now);
-  // The closed model: a free slot of `c` whose user is due by `now`, moved to the top of the
-  // connection's free stack (where mark_busy takes it), or null.
-  slot* due_user(connection& c, nanoseconds now) noexcept;
-  nanoseconds users_due(const connection& c) const noexcept;
-  void dispatch_arrivals(nanoseconds now);
-  void dispatch_sessions(nanoseconds now);
-  void dispatch_retries(nanoseconds now);
+  // model_host: what the load model may ask.
+  void dispatched(record::request_times& t, nanoseconds now) override;
+  void enqueue(const record::request_times& t, nanoseconds now) override;
+  nanoseconds slot_ready_at(std::uint32_t slot, nanoseconds now) const noexcept override;
+  // outcome_listener: every final outcome goes on to the model (and the tap).
+  void on_final(const record::request_times& t, record::outcome o, nanoseconds at) noexcept override;
+
+  // worker.cpp: where due requests go, and what has run out of time
   void admit(record::request_times& t, nanoseconds now);
-  void enqueue(const record::request_times& t, nanoseconds now);
   bool retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
              bool answered);
+  void dispatch_retries(nanoseconds now);
   void serve_queue(nanoseconds now);
   bool assign(const record::request_times& t, nanoseconds now);
   slot* free_slot(const record::request_times& t, nanoseconds now) noexcept;
+  slot* user_slot(const record::request_times& t, nanoseconds now) noexcept;
   slot* least_loaded(nanoseconds now) noexcept;
-  void close_ended_users(nanoseconds now);
+  slot* reopenable(nanoseconds now, bool multiplexed) noexcept;
+  void release_users(nanoseconds now);
   void check_deadlines(nanoseconds now);
   void check_deadline(slot& s, nanoseconds now);
   void check_connect_timeout(connection& c, nanoseconds now);
   void time_out(const record::request_times& t, const attempt_ending& e, nanoseconds now);
   nanoseconds next_wake(nanoseconds now) noexcept;
   void scan_connections(nanoseconds now) noexcept;
-  std::span<epoll_event> wait_for_work(nanoseconds now) noexcept;
+  void note_connection(const connection& c, nanoseconds& wake, bool& awaits_socket) const noexcept;
+  void plan_wait(nanoseconds now) noexcept;
   bool finished(nanoseconds now) const noexcept;
-  void observe_interruption(const run_control& control, nanoseconds now) noexcept;
+  void observe_interruption(nanoseconds now) noexcept;
   void finish_unfinished();
+  void mark_busy(slot& s) noexcept;
+  void mark_free(slot& s) noexcept;
+
+  // worker_setup.cpp: connections set up before the start
+  void settle_before_start(connection& c, net::failure& error);
 
   // worker_io.cpp: the per-connection state machine over its transport and codec
   void start_connect(connection& c, nanoseconds now);
@@ -117,7 +127,6 @@ class worker {
   void count_protocol(const connection& c) noexcept {
     (c.codec == c.h2.get() ? stats_.h2_connections : stats_.http1_connections)++;
   }
-  void settle_before_start(connection& c, net::failure& error);
   void note_handshake(const net::tls_state& tls, nanoseconds now);
   void send_request(slot& s, nanoseconds now);
   void flush(connection& c, nanoseconds now);
@@ -137,39 +146,33 @@ class worker {
   void fail_connection(connection& c, record::socket_reason why, nanoseconds now);
   void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
   void became_idle(connection& c, nanoseconds now);
+
   // The slot a new request on `c` takes (mark_busy takes it off the connection's free stack).
   slot* next_free(connection& c) noexcept {
     return c.free_slots.empty() ? nullptr : &slots_[c.free_slots.back()];
   }
   connection& connection_of(const slot& s) noexcept { return connections_[s.connection]; }
+  const connection& connection_of(const slot& s) const noexcept { return connections_[s.connection]; }
   std::uint32_t local_index(const slot& s) const noexcept {
     return static_cast<std::uint32_t>(&s - slots_.data()) - connections_[s.connection].first_slot;
   }
-  std::uint64_t token_of(const connection& c) const noexcept {
-    return static_cast<std::uint64_t>(&c - connections_.data());
+  std::uint32_t index_of(const connection& c) const noexcept {
+    return static_cast<std::uint32_t>(&c - connections_.data());
   }
 
   const run_config& config_;
+  const std::uint32_t id_;
   const deadline_rule deadlines_;
-  const request_source& requests_;
+  const net::clock& clock_;
+  net::transport_factory& transports_;
+  std::unique_ptr<net::poller> poller_;
+  std::unique_ptr<load_model> model_;
+  request_tap* tap_;
+  const model_traits traits_;
   pacer pacer_;
-  std::optional<schedule::worker_stream> stream_;
-  schedule::entry next_{};
-  bool has_next_ = false;
-  // Responses may wait unread for the next due wake-up: the open and hybrid models, with a codec
-  // that allows it (the closed model needs each response at once to send the next request).
-  bool reads_may_wait_ = false;
-  // The event-loop token of the worker's own eventfd (connections use their index).
-  static constexpr std::uint64_t wake_token = ~std::uint64_t{0};
-  // connection: per_user (hybrid): connection i belongs to session slot i, opened by its user's
-  // first step and closed when the session ends; never shared, never opened ahead.
-  bool per_user_ = false;
-  // per_user: the slots with a step in flight. The per-wake scans walk these, not every user's
-  // slot: thousands of users think while a few hundred steps are in flight.
-  std::vector<std::uint32_t> in_flight_;
-  void mark_busy(slot& s) noexcept;
-  void mark_free(slot& s, nanoseconds now) noexcept;
-
+  // Responses may wait unread for the next due wake-up, as far as the codecs go (HTTP/2 answers
+  // its peer at once); the model and the state of the queue decide the rest (plan_wait).
+  bool codecs_allow_deferred_reads_ = true;
   // HTTP/2 (--http 2 or auto): connections carry many requests at once, and a due request
   // takes the one with the fewest in flight.
   bool multiplexed_ = false;
@@ -177,11 +180,6 @@ class worker {
   codec_events codec_events_;
   std::vector<std::uint32_t> to_flush_;  // HTTP/2 connections with requests framed, not written
 
-  net::event_loop loop_;
-  // Holds only wake_fd_: sleeping on it lets responses wait for the next due wake-up, where
-  // their kernel receive stamps date them (wait_for_work).
-  net::event_loop tick_loop_;
-  int wake_fd_ = -1;
   net::realtime_to_mono to_mono_;
   // The last scan of the connections (next_wake): its earliest deadline, when it ran, and
   // whether a request waits on a connect or a blocked write.
@@ -193,25 +191,30 @@ class worker {
   nanoseconds no_free_at_{std::chrono::hours(-1)};  // free_slot's last search that found nothing
   std::vector<connection> connections_;
   std::vector<slot> slots_;
+  // The busy slots. The per-wake scans walk these, not every slot: with a connection per user,
+  // thousands of users think while a few hundred requests are in flight.
+  std::vector<std::uint32_t> in_flight_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
   // Retries waiting for their backoff to end: a min-heap on `due`, reserved up front.
   std::vector<record::request_times> retries_;
   retry_budget budget_;
   std::optional<record::recorder> recorder_;
-  std::optional<session_driver> sessions_;  // the hybrid model's users
   // TLS handshakes made before the recorder exists (the connections opened before the start):
   // how long each took and whether it resumed.
   std::vector<std::pair<nanoseconds, bool>> early_handshakes_;
   std::optional<net::tls_state> first_tls_;
 
+  const run_control* control_ = nullptr;
+  net::wait_plan plan_;
+  nanoseconds turn_at_{};  // when the last turn ran (the plan's origin)
+  nanoseconds cpu_before_{};
   nanoseconds start_{};
   nanoseconds window_end_{};
   nanoseconds drain_until_{nanoseconds::max()};
   nanoseconds interrupted_at_{nanoseconds::max()};
   bool interrupted_ = false;
   worker_stats stats_;
-  std::array<epoll_event, 256> events_{};
   std::array<char, 64 * 1024> read_buffer_{};
 };
 

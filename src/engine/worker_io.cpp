@@ -76,110 +76,6 @@ std::optional<record::retry_cause> retry_cause_of(int status) noexcept {
 
 }  // namespace
 
-std::uint32_t worker::open_connections(net::failure& first_error) {
-  const nanoseconds begin = net::mono_now();
-  // With a connection per user, users open their own: one is opened here only to learn that
-  // the target answers (and that its certificate verifies), then closed.
-  const std::span<connection> opened =
-      per_user_ ? std::span<connection>(connections_).first(1) : std::span<connection>(connections_);
-  for (auto& c : opened) start_connect(c, begin);
-  const bool h2_only = multiplexed_ && !connections_.front().http1;
-  const auto note = [&first_error, h2_only](net::failure f) {
-    // A server that speaks no h2 may refuse the handshake outright rather than pick nothing.
-    if (h2_only && f.text.find("no application protocol") != std::string::npos) {
-      f.text = "the server did not agree to HTTP/2 (h2) by ALPN (" + f.text + "); try --http auto";
-    }
-    // A certificate that does not verify is the failure to tell: it will not go away.
-    if (first_error.kind == net::failure_kind::none ||
-        (f.kind == net::failure_kind::tls_verify && first_error.kind != f.kind)) {
-      first_error = f;
-    }
-  };
-  for (auto& c : opened) {
-    if (c.state == conn_state::closed) note(c.transport->last_failure());
-  }
-  for (;;) {
-    const nanoseconds now = net::mono_now();
-    std::uint32_t pending = 0;
-    for (auto& c : opened) {
-      // HTTP/2 is set up once the server's SETTINGS have come.
-      const bool settling = c.state == conn_state::idle && !c.codec->settled();
-      if (c.state != conn_state::connecting && !settling) continue;
-      if (c.connect_started + config_.connect_timeout <= now) {
-        close_connection(c, now, true);
-        note({net::failure_kind::connect, settling ? "the server sent no HTTP/2 SETTINGS (is it an HTTP/2 server?)"
-                                                   : "connect timed out"});
-      } else {
-        ++pending;
-      }
-    }
-    if (pending == 0) break;
-    for (const auto& ev : loop_.wait(events_, std::chrono::milliseconds(10))) {
-      if (ev.data.u64 == wake_token) continue;
-      connection& c = connections_[ev.data.u64];
-      if (c.state == conn_state::idle) {
-        // Only HTTP/2 waits for anything here. An HTTP/1.1 connection's bytes (TLS session
-        // tickets) are read by its worker, as on any run: reading them here, on this thread,
-        // made the worker's allocations depend on which connection finished its set-up first.
-        if (!c.codec->settled()) settle_before_start(c, first_error);
-        continue;
-      }
-      if (c.state != conn_state::connecting) continue;
-      const net::setup_status st = c.transport->advance();
-      if (st == net::setup_status::ready) {
-        note_handshake(c.transport->tls(), net::mono_now());
-        if (!speak(c)) {
-          note({net::failure_kind::tls_handshake,
-                "the server did not agree to HTTP/2 (h2) by ALPN; try --http auto"});
-          close_connection(c, net::mono_now(), true);
-          continue;
-        }
-        c.codec->connected();
-        c.state = conn_state::idle;
-        idle_.push_back(static_cast<std::uint32_t>(ev.data.u64));
-        flush(c, net::mono_now());  // HTTP/2's preface and SETTINGS
-        // TLS may hold the server's SETTINGS already, with no readiness edge left to say so.
-        if (!c.codec->settled()) settle_before_start(c, first_error);
-      } else if (st == net::setup_status::failed) {
-        note(c.transport->last_failure());
-        close_connection(c, net::mono_now(), true);
-      }
-    }
-  }
-  const auto ready = static_cast<std::uint32_t>(idle_.size());
-  for (const auto& c : connections_) {
-    if (c.state == conn_state::idle) count_protocol(c);
-  }
-  if (per_user_) {
-    for (auto& c : opened) {
-      if (c.state != conn_state::closed) close_connection(c, net::mono_now());
-      c.transport->forget_session();  // the first user must not resume the check's session
-    }
-  }
-  return ready;
-}
-
-// Reads what a connection set up before the start has received (HTTP/2: the server's SETTINGS)
-// and answers it; no request is in flight yet.
-void worker::settle_before_start(connection& c, net::failure& error) {
-  for (;;) {
-    nanoseconds stamp{};
-    const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
-    if (r.status == net::io_status::would_block) break;
-    if (r.status != net::io_status::done) {
-      if (error.kind == net::failure_kind::none) error = {net::failure_kind::connect, "the server closed the connection while setting up"};
-      return close_connection(c, net::mono_now(), true);
-    }
-    codec_events_.list.clear();
-    c.codec->feed(read_buffer_.data(), r.bytes, codec_events_);
-    if (!codec_events_.list.empty()) {  // nothing is in flight: only a broken protocol reports
-      if (error.kind == net::failure_kind::none) error = {net::failure_kind::connect, "HTTP/2 protocol error while setting up"};
-      return close_connection(c, net::mono_now(), true);
-    }
-  }
-  flush(c, net::mono_now());
-}
-
 // Picks the codec the connection speaks now that it is set up: by ALPN over TLS with --http
 // auto. False when --http 2 was asked for over TLS and the server did not agree to h2.
 bool worker::speak(connection& c) {
@@ -195,7 +91,7 @@ bool worker::speak(connection& c) {
 
 void worker::start_connect(connection& c, nanoseconds now) {
   c.connect_started = now;
-  const net::setup_status st = c.transport->open(config_.target, loop_, token_of(c));
+  const net::setup_status st = c.transport->open(config_.target, *poller_, index_of(c));
   if (st == net::setup_status::failed) {
     c.state = conn_state::closed;
     c.last_connect_failed = true;
@@ -208,16 +104,11 @@ void worker::start_connect(connection& c, nanoseconds now) {
 }
 
 void worker::on_event(const epoll_event& ev) {
-  if (ev.data.u64 == wake_token) {
-    std::uint64_t drained = 0;
-    [[maybe_unused]] const auto n = read(wake_fd_, &drained, sizeof drained);
-    return;
-  }
   connection& c = connections_[ev.data.u64];
   if (!c.transport->is_open()) return;
   if (c.state == conn_state::connecting) {
     const net::setup_status st = c.transport->advance();
-    const nanoseconds now = net::mono_now();
+    const nanoseconds now = clock_.now();
     if (st == net::setup_status::failed) {
       const record::socket_reason why = reason_of(c.transport->last_failure().kind);
       if (c.in_flight) return fail_connection(c, why, now);
@@ -226,7 +117,7 @@ void worker::on_event(const epoll_event& ev) {
     if (st == net::setup_status::ready) on_set_up(c, now);
     return;
   }
-  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, net::mono_now());
+  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, clock_.now());
   if (c.transport->is_open() && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
     on_readable(c, (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
   }
@@ -270,16 +161,15 @@ void worker::note_handshake(const net::tls_state& tls, nanoseconds now) {
 void worker::send_request(slot& s, nanoseconds now) {
   connection& c = connection_of(s);
   c.state = conn_state::busy;
-  s.request = requests_.request(s.times.name);
-  s.keeps_response = false;
-  if (sessions_) {  // a hybrid user's step: its own values in, its captures out
-    sessions_->personalize(s.times, s.request, s.rendered);
-    s.keeps_response = sessions_->wants_response(s.times);
-  }
+  // The model's request: a hybrid user's step carries its own values, and keeps its response
+  // for its captures and cookies.
+  s.request = model_->request(s.times, s.room);
+  s.keeps_response = model_->keeps_response(s.times);
   // The actual send is the moment just before the first write, not when this batch began.
-  now = net::mono_now();
+  now = clock_.now();
   s.times.sent = now;
   if (c.in_flight == 1) c.busy_since = now;
+  if (tap_) tap_->on_sent(id_, s.times, s.connection);
   const bool begun = c.codec->begin(local_index(s), {s.request.bytes, s.request.head, s.request.expect_body,
                                                       s.keeps_response ? &s.response : nullptr});
   recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : s.request.bytes.size());
@@ -289,7 +179,7 @@ void worker::send_request(slot& s, nanoseconds now) {
   if (!multiplexed_ || c.codec == c.http1.get()) return flush(c, now);
   if (!c.flush_pending) {
     c.flush_pending = true;
-    to_flush_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
+    to_flush_.push_back(index_of(c));
   }
 }
 
@@ -342,7 +232,7 @@ void worker::on_readable(connection& c, bool read_to_end) {
     nanoseconds stamp{};
     const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
     if (r.status == net::io_status::would_block) return;
-    const nanoseconds now = net::mono_now();
+    const nanoseconds now = clock_.now();
     if (r.status == net::io_status::done) {
       last_arrival = arrival_time(c, stamp, now);
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
@@ -458,7 +348,7 @@ void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
     again.resent = true;
     again.sent = again.first_byte = nanoseconds{};
     again.had_to_connect = false;
-    mark_free(s, now);
+    mark_free(s);
     return enqueue(again, now);
   }
   if (e.failure == http::stream_failure::reset || e.failure == http::stream_failure::refused) {
@@ -472,7 +362,7 @@ void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
 void worker::complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                       nanoseconds done) {
   settle_response(s, response, done);
-  mark_free(s, now);
+  mark_free(s);
   // HTTP/2 keeps its connection whatever a response says (GOAWAY ends it).
   const bool keep = c.codec->counts_per_stream() || (response.keep_alive && config_.keep_alive);
   if (!keep) return close_connection(c, now);
@@ -492,7 +382,7 @@ void worker::settle_response(slot& s, const http::response_end& response, nanose
     // Cookies are kept from any final response, as a browser keeps them; captures only from one
     // that passed its other checks.
     const bool checks_pass = expected && response.body_found;
-    const bool captured = !s.keeps_response || sessions_->take_response(s.times, s.response, checks_pass);
+    const bool captured = !s.keeps_response || model_->take_response(s.times, s.response, checks_pass);
     auto failed = record::response_check::none;
     if (expected && !response.body_found) {
       failed = record::response_check::body;
@@ -514,7 +404,7 @@ void worker::fail_slot(slot& s, record::socket_reason why, nanoseconds now) {
   } else if (!cause || !retry(s.times, *cause, now, false)) {
     recorder_->on_socket_error(s.times, now, why);
   }
-  mark_free(s, now);
+  mark_free(s);
 }
 
 void worker::count_stream_bytes(const slot& s, const http::stream_bytes& bytes) noexcept {
@@ -548,20 +438,19 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
   c.last_connect_failed = connect_failed;
   c.retry_at = connect_failed ? now + reconnect_backoff : now;
   // Reopen at once while the run needs connections, so the next request finds one ready; a
-  // user's own connection opens again only for that user's next step.
-  if (!connect_failed && now < window_end_ && !interrupted_ && !per_user_) start_connect(c, now);
+  // user's own connection opens again only for that user's next request.
+  if (!connect_failed && now < window_end_ && !interrupted_ && traits_.connections_ahead) {
+    start_connect(c, now);
+  }
 }
 
 void worker::became_idle(connection& c, nanoseconds now) {
   // After the server's GOAWAY the connection takes no more requests: open a new one.
   if (c.codec->capacity() == 0) return close_connection(c, now);
   c.state = conn_state::idle;
-  if (per_user_) return;  // it waits for its own user's next step
-  // HTTP/2 picks the least loaded connection by scanning, and the closed model's users find
-  // their own connections (dispatch_closed_model): the stack is for HTTP/1.1's open model.
-  if (!multiplexed_ && config_.kind() != model_kind::closed) {
-    idle_.push_back(static_cast<std::uint32_t>(&c - connections_.data()));
-  }
+  // HTTP/2 picks the least loaded connection by scanning, and users that own slots take their
+  // own: the stack is for HTTP/1.1's shared connections.
+  if (!multiplexed_ && !traits_.users_own_slots) idle_.push_back(index_of(c));
   serve_queue(now);
 }
 

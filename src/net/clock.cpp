@@ -29,4 +29,21 @@ void set_thread_timer_slack_1ns() noexcept { prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 
 
 nanoseconds thread_cpu_time() noexcept { return read(CLOCK_THREAD_CPUTIME_ID); }
 
+namespace {
+
+class kernel_clock final : public clock {
+ public:
+  nanoseconds now() const noexcept override { return mono_now(); }
+  nanoseconds unix_now() const noexcept override { return net::unix_now(); }
+  clock_mapping map() const noexcept override { return map_clocks(); }
+  nanoseconds thread_cpu() const noexcept override { return thread_cpu_time(); }
+};
+
+}  // namespace
+
+const clock& system_clock() noexcept {
+  static const kernel_clock c;
+  return c;
+}
+
 }  // namespace punctual::net

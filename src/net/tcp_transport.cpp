@@ -15,7 +15,7 @@ class tcp_transport final : public transport {
  public:
   ~tcp_transport() override { close(); }
 
-  setup_status open(const address& to, event_loop& loop, std::uint64_t token) noexcept override {
+  setup_status open(const address& to, poller& loop, std::uint64_t token) noexcept override {
     loop_ = &loop;
     token_ = token;
     const int fd = start_connect(to);
@@ -63,7 +63,7 @@ class tcp_transport final : public transport {
     return setup_status::failed;
   }
 
-  event_loop* loop_ = nullptr;
+  poller* loop_ = nullptr;
   std::uint64_t token_ = 0;
   int fd_ = -1;
   failure failure_;

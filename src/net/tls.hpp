@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "net/clock.hpp"
 #include "net/transport.hpp"
 
 namespace punctual::net {
@@ -42,8 +43,10 @@ struct allocator_functions {
 // counting ones). False when it is too late.
 bool install_tls_allocator(const allocator_functions& next = {}) noexcept;
 
-// A factory whose transports share one TLS context. Throws std::runtime_error with one line
-// when the context cannot be built (check_tls_client() first gives users the exit-2 message).
-std::unique_ptr<transport_factory> tls_transport_factory(const tls_client_config& config);
+// A factory whose transports share one TLS context and time their handshakes on `time`. Throws
+// std::runtime_error with one line when the context cannot be built (check_tls_client() first
+// gives users the exit-2 message).
+std::unique_ptr<transport_factory> tls_transport_factory(const tls_client_config& config,
+                                                         const clock& time);
 
 }  // namespace punctual::net

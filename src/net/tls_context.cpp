@@ -90,14 +90,15 @@ struct ctx_holder {
 
 class tls_factory final : public transport_factory {
  public:
-  explicit tls_factory(const tls_client_config& config) : config_(config) {
+  tls_factory(const tls_client_config& config, const clock& time) : config_(config), clock_(time) {
     if (!holder_.ctx) throw std::runtime_error("TLS: " + last_error_text("cannot create a context"));
     if (auto error = configure(holder_.ctx, config_)) throw std::runtime_error(*error);
   }
-  std::unique_ptr<transport> make() override { return make_tls_transport(holder_.ctx, config_); }
+  std::unique_ptr<transport> make() override { return make_tls_transport(holder_.ctx, config_, clock_); }
 
  private:
   tls_client_config config_;
+  const clock& clock_;
   ctx_holder holder_;
 };
 
@@ -114,8 +115,9 @@ std::optional<std::string> check_tls_client(const tls_client_config& config) {
   return configure(holder.ctx, config);
 }
 
-std::unique_ptr<transport_factory> tls_transport_factory(const tls_client_config& config) {
-  return std::make_unique<tls_factory>(config);
+std::unique_ptr<transport_factory> tls_transport_factory(const tls_client_config& config,
+                                                         const clock& time) {
+  return std::make_unique<tls_factory>(config, time);
 }
 
 }  // namespace punctual::net

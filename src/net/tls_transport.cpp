@@ -26,7 +26,8 @@ void reason_text(std::string& out, const char* fallback) {
 
 class tls_transport final : public transport {
  public:
-  tls_transport(SSL_CTX* ctx, const tls_client_config& config) : ctx_(ctx), config_(config) {
+  tls_transport(SSL_CTX* ctx, const tls_client_config& config, const clock& time)
+      : ctx_(ctx), config_(config), clock_(time) {
     name_is_address_ = is_address_literal(config_.server_name);
   }
   ~tls_transport() override {
@@ -34,7 +35,7 @@ class tls_transport final : public transport {
     if (session_) SSL_SESSION_free(session_);
   }
 
-  setup_status open(const address& to, event_loop& loop, std::uint64_t token) noexcept override {
+  setup_status open(const address& to, poller& loop, std::uint64_t token) noexcept override {
     loop_ = &loop;
     token_ = token;
     state_ = tls_state{};
@@ -53,7 +54,7 @@ class tls_transport final : public transport {
       if (err != 0) return fail(connect_failure_kind(err), std::strerror(err));
       if (!begin_handshake()) return fail(failure_kind::tls_handshake, "cannot start a TLS session");
       connected_ = true;
-      handshake_started_ = mono_now();
+      handshake_started_ = clock_.now();
     }
     ERR_clear_error();
     const int r = SSL_do_handshake(ssl_);
@@ -144,8 +145,9 @@ class tls_transport final : public transport {
 
   SSL_CTX* ctx_;
   const tls_client_config& config_;
+  const clock& clock_;
   bool name_is_address_ = false;
-  event_loop* loop_ = nullptr;
+  poller* loop_ = nullptr;
   std::uint64_t token_ = 0;
   int fd_ = -1;
   bool connected_ = false;
@@ -230,7 +232,7 @@ setup_status tls_transport::handshake_done() noexcept {
   loop_->modify(fd_, transport_read_events, token_);
   state_.handshaken = true;
   state_.resumed = SSL_session_reused(ssl_) == 1;
-  state_.handshake_time = mono_now() - handshake_started_;
+  state_.handshake_time = clock_.now() - handshake_started_;
   state_.version = SSL_get_version(ssl_);
   state_.cipher = SSL_get_cipher_name(ssl_);
   const unsigned char* alpn = nullptr;
@@ -281,8 +283,9 @@ int keep_new_session(SSL* ssl, SSL_SESSION* session) {
   return 1;  // the transport owns the session now
 }
 
-std::unique_ptr<transport> make_tls_transport(SSL_CTX* ctx, const tls_client_config& config) {
-  return std::make_unique<tls_transport>(ctx, config);
+std::unique_ptr<transport> make_tls_transport(SSL_CTX* ctx, const tls_client_config& config,
+                                              const clock& time) {
+  return std::make_unique<tls_transport>(ctx, config, time);
 }
 
 }  // namespace punctual::net

@@ -1,7 +1,7 @@
 // One connection's byte pipe, whatever carries it: plain TCP, or TLS over TCP. The engine drives
 // every connection through this interface and never touches a socket itself (as wrk's `struct
 // sock` swaps connect/read/write for its TLS build). A transport registers its own socket with
-// the worker's event loop, so readiness comes back to the worker under the connection's token.
+// the worker's poller, so readiness comes back to the worker under the connection's token.
 #pragma once
 
 #include <sys/epoll.h>
@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "net/event_loop.hpp"
+#include "net/poller.hpp"
 #include "net/socket.hpp"
 
 namespace punctual::net {
@@ -54,7 +54,7 @@ class transport {
   virtual ~transport() = default;
 
   // Starts connecting to `to` (non-blocking) and registers the socket with `loop` under `token`.
-  virtual setup_status open(const address& to, event_loop& loop, std::uint64_t token) noexcept = 0;
+  virtual setup_status open(const address& to, poller& loop, std::uint64_t token) noexcept = 0;
   // The socket became ready while setting up (connect done, handshake bytes to read or write).
   virtual setup_status advance() noexcept = 0;
   // Why open() or advance() failed.
@@ -91,7 +91,7 @@ inline constexpr std::uint32_t transport_write_events = EPOLLOUT | EPOLLET;
 // descriptors (the generator's limits, not the server's fault), or the connect itself.
 failure_kind connect_failure_kind(int err) noexcept;
 
-// Makes each connection's transport (once, before the run).
+// Makes each connection's transport (once, before the run). Shared by the workers.
 class transport_factory {
  public:
   virtual ~transport_factory() = default;

@@ -141,7 +141,7 @@ void recorder::count_outcome(const request_times& t, outcome o, nanoseconds at) 
 void recorder::record_second(const request_times& t, outcome o, nanoseconds at) noexcept {
   if (t.intended < measure_start_) return;
   if (second_views* s = seconds_.at((t.intended - measure_start_) / one_second)) add_story(*s, t, o, at);
-  if (t.session != 0 && t.name < steps_.size()) add_story(steps_[t.name], t, o, at);
+  if (t.user != 0 && t.name < steps_.size()) add_story(steps_[t.name], t, o, at);
 }
 
 void recorder::add_story(second_views& s, const request_times& t, outcome o, nanoseconds at) noexcept {

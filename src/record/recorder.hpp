@@ -43,7 +43,8 @@ struct request_times {
   // The hybrid model: a step of a session. Its outcome belongs to the session's arrival (warm-up
   // or measured window); `intended` is the step's own intended time.
   nanoseconds arrival{};      // zero outside the hybrid model
-  std::uint32_t session = 0;  // the worker's session slot + 1; 0: no session
+  // The worker's user slot + 1 it belongs to: a hybrid session's, a closed-model user's; 0: none.
+  std::uint32_t user = 0;
   std::uint16_t step = 0;     // the step's position in its scenario
 
   nanoseconds due_time() const noexcept { return due.count() != 0 ? due : intended; }
@@ -51,7 +52,7 @@ struct request_times {
   nanoseconds accounted_at() const noexcept { return arrival.count() != 0 ? arrival : intended; }
 };
 
-// Told of every final outcome, after it is recorded: the hybrid model moves a session on from it.
+// Told of every final outcome, after it is recorded: the load model moves a user on from it.
 class outcome_listener {
  public:
   virtual void on_final(const request_times& t, outcome o, nanoseconds at) noexcept = 0;

@@ -222,7 +222,7 @@ nanoseconds worker::arrival_of(nanoseconds stamp) noexcept {
   const nanoseconds now = net::mono_now();
   if (stamp.count() == 0) return now;
   // The wall clock may be stepped (NTP): the mapping is taken again once a second.
-  to_mono_.refresh_every(std::chrono::seconds(1), now);
+  to_mono_.refresh_every(net::system_clock(), std::chrono::seconds(1), now);
   return std::min(to_mono_(stamp), now);
 }
 

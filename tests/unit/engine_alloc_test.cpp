@@ -110,7 +110,7 @@ long counted_run(engine::run_config c, double rate_per_s, std::chrono::milliseco
   p.duration = duration;
   p.workers = 2;
   *c.plan() = p;
-  engine::load_run run(c);
+  engine::load_run run(c, engine::system_parts(c));
   worker_allocations = 0;
   counting = true;
   const auto r = run.execute([](std::int64_t, const record::view_set&) {});

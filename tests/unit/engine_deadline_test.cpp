@@ -218,7 +218,7 @@ scripted_run run_against(const script& s, int requests, milliseconds timeout, pr
   p.duration = config.duration;
   p.workers = 1;
   *config.plan() = p;
-  load_run run(config);
+  load_run run(config, system_parts(config));
   run_result result = run.execute([](std::int64_t, const record::view_set&) {});
   const nanoseconds start = run.start_mapping().mono;
   return {std::move(result), srv.arrival() - start, srv.answer_from() - start, srv.answer_to() - start};

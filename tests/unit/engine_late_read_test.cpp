@@ -33,7 +33,7 @@ struct late_read_run {
     p.duration = config.duration;
     p.workers = 1;
     *config.plan() = p;
-    load_run run(config);
+    load_run run(config, system_parts(config));
     result = run.execute([](std::int64_t, const record::view_set&) {});
   }
 

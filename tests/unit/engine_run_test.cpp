@@ -50,7 +50,7 @@ std::int64_t sum_of(const std::vector<std::int64_t>& v) {
 TEST(engine_run, open_model_accounts_every_planned_request) {
   fixture f(model_kind::open, milliseconds(1000));
   *f.config.plan() = f.plan(500);
-  load_run run(f.config);
+  load_run run(f.config, system_parts(f.config));
   std::vector<std::int64_t> per_interval;
   std::int64_t expected_index = 0;
   const auto r = run.execute([&](std::int64_t index, const record::view_set& v) {
@@ -76,7 +76,7 @@ TEST(engine_run, open_model_accounts_every_planned_request) {
 TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {
   fixture f(model_kind::open, milliseconds(5000));
   *f.config.plan() = f.plan(500);
-  load_run run(f.config);
+  load_run run(f.config, system_parts(f.config));
   std::thread stopper([&] {
     std::this_thread::sleep_for(milliseconds(450));  // inside the stall: some requests are out
     run.interrupt();
@@ -95,7 +95,7 @@ TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {
 
 TEST(engine_run, closed_model_sends_only_when_answered) {
   fixture f(model_kind::closed, milliseconds(800));
-  load_run run(f.config);
+  load_run run(f.config, system_parts(f.config));
   const auto r = run.execute([](std::int64_t, const record::view_set&) {});
   const auto& c = r.measured.counts;
   EXPECT_GT(c.planned, 0u);

@@ -30,6 +30,7 @@ struct fixture {
   explicit fixture(const run::hybrid_model& h, std::uint32_t max_users = 0)
       : config(h), driver(config, 1, max_users), recorder(start, window_end, seconds(1), {}, 3) {
     driver.attach(recorder, window_end + seconds(1));
+    recorder.set_listener(&driver);
   }
   const record::name_counts& name(std::size_t i) const { return recorder.by_name()[i]; }
   run::hybrid_model config;
@@ -110,7 +111,7 @@ TEST(session_driver, over_max_users_an_arrival_waits_or_is_dropped) {
   ASSERT_TRUE(queue.driver.next_due(start + milliseconds(4), got));
   EXPECT_EQ(got.intended, start + milliseconds(2));  // the wait counts in its first step
   EXPECT_EQ(got.dispatched, start + milliseconds(2));
-  EXPECT_NE(got.session, 0u);
+  EXPECT_NE(got.user, 0u);
 
   fixture drop(one_scenario(1, true), 1);
   drop.driver.arrive(1, start + milliseconds(1), a);

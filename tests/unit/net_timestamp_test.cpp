@@ -64,7 +64,7 @@ nanoseconds read_arrival(int fd, std::size_t bytes, nanoseconds& read_at) {
   EXPECT_EQ(r.bytes, bytes);
   EXPECT_GT(stamp.count(), 0);
   realtime_to_mono to_mono;
-  to_mono.refresh();
+  to_mono.refresh(net::system_clock());
   return to_mono(stamp);
 }
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "net/clock.hpp"
-#include "net/event_loop.hpp"
+#include "net/poller.hpp"
 #include "net/tls.hpp"
 #include "server/server.hpp"
 
@@ -37,12 +37,11 @@ struct tls_server {
 };
 
 // Drives set-up to its end on the loop: ready or failed.
-setup_status set_up(transport& t, event_loop& loop, const address& to) {
+setup_status set_up(transport& t, poller& loop, const address& to) {
   setup_status st = t.open(to, loop, 1);
-  std::array<epoll_event, 4> events{};
   const nanoseconds give_up = mono_now() + std::chrono::seconds(5);
   while (st == setup_status::in_progress && mono_now() < give_up) {
-    if (!loop.wait(events, milliseconds(50)).empty()) st = t.advance();
+    if (!loop.wait_for(milliseconds(50)).empty()) st = t.advance();
   }
   return st;
 }
@@ -78,8 +77,9 @@ tls_client_config insecure_config() {
 
 TEST(tls_transport, a_late_read_gets_the_arrival_time_of_the_last_record) {
   tls_server s;
-  event_loop loop;
-  const auto factory = tls_transport_factory(insecure_config());
+  const auto poll = make_epoll_poller(system_clock());
+  poller& loop = *poll;
+  const auto factory = tls_transport_factory(insecure_config(), system_clock());
   auto t = factory->make();
   ASSERT_EQ(set_up(*t, loop, s.target()), setup_status::ready) << t->last_failure().text;
   EXPECT_TRUE(t->tls().handshaken);
@@ -93,7 +93,7 @@ TEST(tls_transport, a_late_read_gets_the_arrival_time_of_the_last_record) {
   EXPECT_NE(body.find("HTTP/1.1 200"), std::string::npos) << body;
   ASSERT_GT(stamp.count(), 0) << "no receive stamp came through the BIO";
   realtime_to_mono to_mono;
-  to_mono.refresh();
+  to_mono.refresh(net::system_clock());
   const nanoseconds arrived = to_mono(stamp);
   EXPECT_GE(arrived, written - milliseconds(1));
   EXPECT_LE(arrived, written + milliseconds(15));  // loopback: well before the read, 30 ms later
@@ -102,8 +102,9 @@ TEST(tls_transport, a_late_read_gets_the_arrival_time_of_the_last_record) {
 
 TEST(tls_transport, a_reconnect_resumes_its_session) {
   tls_server s;
-  event_loop loop;
-  const auto factory = tls_transport_factory(insecure_config());
+  const auto poll = make_epoll_poller(system_clock());
+  poller& loop = *poll;
+  const auto factory = tls_transport_factory(insecure_config(), system_clock());
   auto t = factory->make();
   for (int round = 0; round < 3; ++round) {
     ASSERT_EQ(set_up(*t, loop, s.target()), setup_status::ready) << t->last_failure().text;
@@ -120,10 +121,11 @@ TEST(tls_transport, a_reconnect_resumes_its_session) {
 
 TEST(tls_transport, an_untrusted_certificate_fails_verification_with_the_reason) {
   tls_server s;
-  event_loop loop;
+  const auto poll = make_epoll_poller(system_clock());
+  poller& loop = *poll;
   tls_client_config c = insecure_config();
   c.verify = true;
-  const auto factory = tls_transport_factory(c);
+  const auto factory = tls_transport_factory(c, system_clock());
   auto t = factory->make();
   ASSERT_EQ(set_up(*t, loop, s.target()), setup_status::failed);
   EXPECT_EQ(t->last_failure().kind, failure_kind::tls_verify);
@@ -139,8 +141,9 @@ TEST(tls_transport, a_server_that_answers_in_plain_http_fails_the_handshake) {
   address a;
   std::string error;
   ASSERT_TRUE(resolve("127.0.0.1", port, a, error));
-  event_loop loop;
-  const auto factory = tls_transport_factory(insecure_config());
+  const auto poll = make_epoll_poller(system_clock());
+  poller& loop = *poll;
+  const auto factory = tls_transport_factory(insecure_config(), system_clock());
   auto t = factory->make();
   ASSERT_EQ(set_up(*t, loop, a), setup_status::failed);
   EXPECT_EQ(t->last_failure().kind, failure_kind::tls_handshake);

@@ -1,0 +1,96 @@
+// The real poller (net/poller.hpp): epoll for the sockets, a second epoll instance holding only
+// the wake-up eventfd for the timer sleeps in which responses wait unread (their receive stamps
+// date them), and a spin on the clock.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <array>
+#include <stdexcept>
+#include <system_error>
+
+#include "net/event_loop.hpp"
+#include "net/poller.hpp"
+
+namespace punctual::net {
+namespace {
+
+constexpr std::uint64_t wake_token = ~std::uint64_t{0};
+
+inline void spin_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+class epoll_poller final : public poller {
+ public:
+  explicit epoll_poller(const clock& c) : clock_(c), wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
+    sockets_.add(wake_fd_, EPOLLIN, wake_token);
+    ticks_.add(wake_fd_, EPOLLIN, wake_token);
+  }
+  ~epoll_poller() override { ::close(wake_fd_); }
+
+  bool add(int fd, std::uint32_t events, std::uint64_t token) noexcept override {
+    return sockets_.add(fd, events, token);
+  }
+  bool modify(int fd, std::uint32_t events, std::uint64_t token) noexcept override {
+    return sockets_.modify(fd, events, token);
+  }
+  void remove(int fd) noexcept override { sockets_.remove(fd); }
+
+  waited wait(const wait_plan& plan) noexcept override {
+    waited w;
+    if (plan.timer_sleep.count() > 0) {
+      // The wake-up eventfd is level-triggered: a wake() seen here is seen again below.
+      ticks_.wait(events_, plan.timer_sleep);
+      w.timer_woke = clock_.now();
+    }
+    if (plan.spin) {
+      while (clock_.now() < plan.due) spin_pause();
+    }
+    const auto ready = sockets_.wait(events_, plan.socket_wait);
+    w.woke = clock_.now();
+    w.timed_out = ready.empty();
+    w.events = without_wake(ready);
+    return w;
+  }
+
+  std::span<epoll_event> wait_for(nanoseconds timeout) noexcept override {
+    return without_wake(sockets_.wait(events_, timeout));
+  }
+
+  void wake() noexcept override {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+  }
+
+  std::uint64_t sleeps() const noexcept override { return sockets_.sleeps() + ticks_.sleeps(); }
+
+ private:
+  // Drains the eventfd if it is among `ready`, and returns the sockets' events alone.
+  std::span<epoll_event> without_wake(std::span<epoll_event> ready) noexcept {
+    std::size_t kept = 0;
+    for (const auto& ev : ready) {
+      if (ev.data.u64 == wake_token) {
+        std::uint64_t drained = 0;
+        [[maybe_unused]] const auto n = ::read(wake_fd_, &drained, sizeof drained);
+        continue;
+      }
+      ready[kept++] = ev;
+    }
+    return ready.first(kept);
+  }
+
+  const clock& clock_;
+  event_loop sockets_;
+  event_loop ticks_;
+  int wake_fd_;
+  std::array<epoll_event, 256> events_{};
+};
+
+}  // namespace
+
+std::unique_ptr<poller> make_epoll_poller(const clock& c) { return std::make_unique<epoll_poller>(c); }
+
+}  // namespace punctual::net
