@@ -20,6 +20,7 @@ void closed_load::dispatch(nanoseconds now) {
     u.waiting = true;
     record::request_times t;
     t.intended = now;
+    t.index = sent_++;  // names it apart from the user's other requests
     t.user = k + 1;
     host_->recorder().on_planned(now);
     host_->dispatched(t, now);

@@ -37,6 +37,7 @@ class closed_load final : public source_requests {
   nanoseconds think_;
   std::vector<user> users_;
   model_host* host_ = nullptr;
+  std::uint64_t sent_ = 0;
   nanoseconds start_{};
   nanoseconds window_end_{};
 };

@@ -61,6 +61,7 @@ wait_plan pacer::plan(nanoseconds now, nanoseconds wake_at, bool can_defer) cons
   const nanoseconds timeout = until_wake(now, wake_at);
   wait_plan w;
   w.due = now + timeout;
+  w.deadline = wake_at;
   nanoseconds sleep = timeout;
   if (mode_ == precision_mode::fine && (uneven_gaps_ || timeout >= early_wake_above)) {
     sleep -= lateness(timeout);

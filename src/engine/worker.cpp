@@ -195,7 +195,8 @@ void worker::dispatch_retries(nanoseconds now) {
 void worker::enqueue(const record::request_times& t, nanoseconds now) {
   // Got to only after its deadline (the generator fell that far behind): never sent.
   if (now >= deadlines_.chain(t)) return recorder_->on_timeout(t, config_.timeout);
-  if (queue_.empty() && assign(t, now)) return;
+  // A user's request waits for its own slot alone, never behind another user's.
+  if ((queue_.empty() || traits_.users_own_slots) && assign(t, now)) return;
   if (config_.max_queue && queue_.size() >= config_.max_queue) {
     recorder_->on_dropped(t);
   } else {
@@ -239,12 +240,15 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
 }
 
 void worker::serve_queue(nanoseconds now) {
-  while (!queue_.empty()) {
+  // Users' requests each wait for their own slot: every one is tried, in turn.
+  std::size_t tries = traits_.users_own_slots ? queue_.size() : ~std::size_t{0};
+  while (!queue_.empty() && tries-- > 0) {
     // A retry can sit behind requests with later deadlines: do not send it once it is too late.
     if (deadlines_.chain(queue_.front()) <= now) {
       recorder_->on_timeout(queue_.front(), config_.timeout);
     } else if (!assign(queue_.front(), now)) {
-      return;
+      if (!traits_.users_own_slots) return;
+      queue_.push(queue_.front());
     }
     queue_.pop();
   }
@@ -351,8 +355,10 @@ void worker::check_deadlines(nanoseconds now) {
     recorder_->on_timeout(queue_.front(), config_.timeout);
     queue_.pop();
   }
-  // Nothing can be due before next_wake's recent scan said (see there).
+  // Nothing can be due before next_wake's recent scan said (see there). Past it, what the scan
+  // found is dealt with below, so the next wake-up scans again.
   if (now < scan_.wake && now - scan_.at < scan_reuse) return;
+  scan_.at = nanoseconds::min() / 2;
   // From the back: a slot that frees swaps the last one, already seen, into its place.
   for (std::size_t i = in_flight_.size(); i-- > 0;) {
     if (i >= in_flight_.size()) continue;  // a check freed more than one slot
@@ -456,9 +462,13 @@ void worker::scan_connections(nanoseconds now) noexcept {
     if (!traits_.connections_ahead) note_connection(connection_of(s), wake, awaits_socket);
   }
   if (traits_.connections_ahead) {
+    // A closed connection can take a queued request once its backoff is over and the search
+    // for a free slot looks again (reopenable); a user's request waits for its own.
+    const bool reopens = !queue_.empty() && !traits_.users_own_slots;
+    const nanoseconds search = no_free_at_ + free_scan_pause;
     for (const auto& c : connections_) {
       note_connection(c, wake, awaits_socket);
-      if (c.state == conn_state::closed && !queue_.empty()) wake = std::min(wake, c.retry_at);
+      if (reopens && c.state == conn_state::closed) wake = std::min(wake, std::max(c.retry_at, search));
     }
   }
   scan_ = {wake, now, awaits_socket};

@@ -19,6 +19,10 @@ namespace punctual::net {
 // How to wait from now until the next deadline, in up to three phases.
 struct wait_plan {
   nanoseconds due{};          // when the worker must be awake
+  // The worker's next deadline. A socket wait of 0 only polls, and the worker turns again and
+  // again until this deadline (spin mode's last stretch): the same as waiting for it, or for
+  // the first readiness.
+  nanoseconds deadline{};
   nanoseconds timer_sleep{};  // first sleep this long on the timer alone (responses wait), or 0
   bool spin = false;          // then poll the clock until `due`
   nanoseconds socket_wait{};  // then wait on the sockets this long (0: only collect what is ready)

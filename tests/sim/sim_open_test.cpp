@@ -1,0 +1,45 @@
+// The open model in the simulation: constant and Poisson arrivals, stages, a trace and a mix.
+#include <gtest/gtest.h>
+
+#include "simulation.hpp"
+#include "sim_setups.hpp"
+
+namespace punctual::sim {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(sim_open, constant_rate_every_request_ok) {
+  const auto sim = run_checked(open_setup(1000, milliseconds(500)));
+  const auto& c = sim->result().measured.counts;
+  EXPECT_EQ(c.planned, 500u);
+  EXPECT_EQ(count_of(*sim, record::outcome::ok), 500u);
+}
+
+// A 200 ms stall from 300 ms: requests due in it wait for its end, and their response times
+// say so (each to the nanosecond, checks.hpp); the ones after it do not.
+TEST(sim_open, a_stall_delays_every_answer_due_in_it) {
+  setup s = open_setup(1000, milliseconds(1000));
+  s.server.stalls = {{milliseconds(300), milliseconds(500)}};
+  const auto sim = run_checked(s);
+  EXPECT_EQ(count_of(*sim, record::outcome::ok), 1000u);
+  const auto& rt = sim->result().measured.views[record::view::response_time];
+  EXPECT_GE(rt.max(), nanoseconds(milliseconds(199)).count());
+  EXPECT_LE(rt.max(), nanoseconds(milliseconds(201)).count());
+  // Every request due in the stall waited for its end; the 4 connections then cleared the
+  // backlog within 100 ms, and nothing after that waited.
+  const nanoseconds start = sim->result().start.mono;
+  for (const auto& f : sim->finals()) {
+    const nanoseconds due = f.t.intended - start;
+    const nanoseconds took = f.at - f.t.intended;
+    if (due >= milliseconds(300) && due < milliseconds(500)) {
+      EXPECT_GE(took, milliseconds(500) - due);
+    }
+    if (due >= milliseconds(600)) {
+      EXPECT_LT(took, milliseconds(1));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace punctual::sim

@@ -1,0 +1,204 @@
+#include "simulation.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "http/codec_factory.hpp"
+
+namespace punctual::sim {
+
+// The engine's codecs, each request tagged on its way in with an x-sim-id header naming the
+// attempt the tap saw go out just before (worker::send_request tells the tap, then frames).
+class tagging_codec final : public http::codec {
+ public:
+  tagging_codec(std::unique_ptr<http::codec> inner, const std::uint64_t& pending, std::uint32_t slots)
+      : inner_(std::move(inner)), pending_(pending), tagged_(slots) {}
+
+  void connected() override { inner_->connected(); }
+  bool begin(std::uint32_t slot, const http::outgoing_request& request) override {
+    std::string& bytes = tagged_[slot];
+    bytes.assign(request.bytes);
+    const std::size_t end = bytes.find("\r\n\r\n");
+    if (end != std::string::npos) bytes.insert(end + 2, "x-sim-id: " + std::to_string(pending_) + "\r\n");
+    http::outgoing_request tagged = request;
+    tagged.bytes = bytes;
+    return inner_->begin(slot, tagged);
+  }
+  std::string_view output() override { return inner_->output(); }
+  void wrote(std::size_t n) noexcept override { inner_->wrote(n); }
+  bool counts_per_stream() const noexcept override { return inner_->counts_per_stream(); }
+  http::stream_bytes bytes_of(std::uint32_t slot) const noexcept override { return inner_->bytes_of(slot); }
+  std::size_t feed(const char* data, std::size_t size, http::codec_sink& sink) override {
+    return inner_->feed(data, size, sink);
+  }
+  void finish_on_eof(http::codec_sink& sink) override { inner_->finish_on_eof(sink); }
+  bool cancel(std::uint32_t slot) noexcept override { return inner_->cancel(slot); }
+  std::uint32_t capacity() const noexcept override { return inner_->capacity(); }
+  bool settled() const noexcept override { return inner_->settled(); }
+  bool allows_deferred_reads() const noexcept override { return inner_->allows_deferred_reads(); }
+  std::string_view protocol() const noexcept override { return inner_->protocol(); }
+
+ private:
+  std::unique_ptr<http::codec> inner_;
+  const std::uint64_t& pending_;
+  std::vector<std::string> tagged_;
+};
+
+class tagging_codecs final : public http::codec_factory {
+ public:
+  tagging_codecs(std::unique_ptr<http::codec_factory> inner, const std::uint64_t& pending)
+      : inner_(std::move(inner)), pending_(pending) {}
+  http::codec_set make(std::uint32_t streams, http::h2_memory& memory) const override {
+    http::codec_set set = inner_->make(streams, memory);
+    if (set.http1) set.http1 = std::make_unique<tagging_codec>(std::move(set.http1), pending_, 1);
+    if (set.h2) set.h2 = std::make_unique<tagging_codec>(std::move(set.h2), pending_, streams);
+    return set;
+  }
+
+ private:
+  std::unique_ptr<http::codec_factory> inner_;
+  const std::uint64_t& pending_;
+};
+
+namespace {
+
+// Makes the simulation's transports and remembers them in order.
+class recording_factory final : public net::transport_factory {
+ public:
+  recording_factory(network& net, std::vector<sim_transport*>& made) : net_(net), made_(made) {}
+  std::unique_ptr<net::transport> make() override {
+    auto t = std::make_unique<sim_transport>(net_);
+    made_.push_back(t.get());
+    return t;
+  }
+
+ private:
+  network& net_;
+  std::vector<sim_transport*>& made_;
+};
+
+// A worker that turns this often at one virtual instant is in a loop that time would never end.
+constexpr std::uint64_t livelock_turns = 100'000;
+
+}  // namespace
+
+simulation::simulation(setup s)
+    : setup_(std::move(s)),
+      world_(std::make_unique<world>(setup_.seed)),
+      net_(std::make_unique<network>(*world_, setup_.up, setup_.down)),
+      server_(std::make_unique<scripted_server>(*world_, *net_, setup_.server)),
+      sink_([](std::int64_t, const record::view_set&) {}) {}
+
+simulation::~simulation() = default;
+
+bool simulation::run() {
+  const engine::run_config& c = setup_.config;
+  engine::run_parts parts = engine::system_parts(c);
+  parts.transports = std::make_unique<recording_factory>(*net_, transports_);
+  parts.codecs = std::make_unique<tagging_codecs>(std::move(parts.codecs), pending_id_);
+  parts.clock = &world_->clock();
+  parts.make_poller = [this] {
+    auto p = std::make_unique<sim_poller>(*world_, setup_.max_events);
+    pollers_.push_back(p.get());
+    return p;
+  };
+  parts.tap = this;
+  std::uint32_t made = 0;
+  for (std::uint32_t w = 0; w < c.threads; ++w) {
+    first_transport_.push_back(made);
+    made += c.connections / c.threads + (w < c.connections % c.threads ? 1 : 0);
+  }
+  run_ = std::make_unique<engine::load_run>(c, std::move(parts));
+  try {
+    run_->open(result_);
+  } catch (const engine::run_failure& e) {
+    failure_ = e.what();
+    return false;
+  }
+  server_->set_origin(result_.start.mono);
+  run_->prepare(result_);
+  collector_ = std::make_unique<engine::run_collector>(c, run_->workers(), result_, sink_);
+  const nanoseconds start = result_.start.mono;
+  for (const auto& p : setup_.pauses) {
+    if (p.worker < pollers_.size()) pollers_[p.worker]->pause(start + p.from, start + p.from + p.length);
+  }
+  if (setup_.interrupt_at) world_->at(start + *setup_.interrupt_at, [this] { run_->interrupt(); });
+  auto& workers = run_->workers();
+  running_ = static_cast<std::uint32_t>(workers.size());
+  last_turn_.assign(workers.size(), nanoseconds{-1});
+  turns_at_once_.assign(workers.size(), 0);
+  for (std::uint32_t w = 0; w < workers.size(); ++w) {
+    workers[w]->begin(run_->control());
+    world_->at(pollers_[w]->runnable_at(world_->now()), [this, w] { step(w); });
+  }
+  world_->at(world_->now() + engine::run_collector::period, [this] { poll(); });
+  world_->run_until([this] { return running_ == 0; }, nanoseconds::max());
+  collector_->finish(run_->control(), world_->now());
+  return true;
+}
+
+void simulation::step(std::uint32_t w) {
+  engine::worker& wk = *run_->workers()[w];
+  if (last_turn_[w] == world_->now()) {
+    if (++turns_at_once_[w] > livelock_turns) {
+      const net::wait_plan& p = wk.plan();
+      throw std::logic_error("worker " + std::to_string(w) + " turned " + std::to_string(livelock_turns) +
+                             " times at one virtual instant (" +
+                             std::to_string((world_->now() - result_.start.mono).count()) +
+                             " ns from the start; its last plan: due " + std::to_string((p.due - world_->now()).count()) +
+                             " ns from now, timer sleep " + std::to_string(p.timer_sleep.count()) + " ns, spin " +
+                             std::to_string(p.spin) + ", socket wait " + std::to_string(p.socket_wait.count()) + " ns)");
+    }
+  } else {
+    last_turn_[w] = world_->now();
+    turns_at_once_[w] = 0;
+  }
+  if (!wk.turn()) {
+    wk.end();
+    --running_;
+    return;
+  }
+  pollers_[w]->arm(wk.plan(), [this, w] {
+    run_->workers()[w]->wait_and_handle();
+    step(w);
+  });
+}
+
+void simulation::poll() {
+  if (running_ == 0) return;
+  collector_->poll(run_->control());
+  world_->at(world_->now() + engine::run_collector::period, [this] { poll(); });
+}
+
+void simulation::on_sent(std::uint32_t worker, const record::request_times& t, std::uint32_t connection) {
+  const sim_transport* via = transports_.at(first_transport_.at(worker) + connection);
+  sent_attempt a;
+  a.sim_id = sent_.size() + 1;
+  a.worker = worker;
+  a.connection = via->current() ? via->current()->serial : 0;
+  a.t = t;
+  sent_.push_back(a);
+  pending_id_ = a.sim_id;
+  last_sent_[key_of(worker, t)] = a.sim_id;
+}
+
+void simulation::on_retry(std::uint32_t worker, const record::request_times& t, nanoseconds at,
+                          record::retry_cause why) {
+  retried_.push_back({worker, t, at, why});
+}
+
+void simulation::on_final(std::uint32_t worker, const record::request_times& t, record::outcome o,
+                          nanoseconds at) {
+  final_outcome f;
+  f.worker = worker;
+  f.t = t;
+  f.outcome = o;
+  f.at = at;
+  if (t.sent.count() != 0) {
+    const auto it = last_sent_.find(key_of(worker, t));
+    if (it != last_sent_.end()) f.sim_id = it->second;
+  }
+  finals_.push_back(f);
+}
+
+}  // namespace punctual::sim
