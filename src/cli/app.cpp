@@ -301,6 +301,19 @@ void raise_descriptor_limit() noexcept {
 
 }  // namespace
 
+run_options parse_run_options(const std::vector<std::string>& args) {
+  CLI::App app{"punctual run"};
+  run_options o;
+  add_run_options(app, o);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(e.what());
+  }
+  return o;
+}
+
 int run_app(int argc, char** argv) {
   net::install_tls_allocator();
   CLI::App app{"punctual: an open-loop HTTP load generator whose latency numbers can be trusted"};

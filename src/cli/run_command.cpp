@@ -55,6 +55,8 @@ class signal_scope {
   signal_scope& operator=(const signal_scope&) = delete;
 };
 
+}  // namespace
+
 void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
                     const run::config& c) {
   const bool tls = c.tls.enabled;
@@ -76,6 +78,8 @@ void write_interval(hdr::interval_log_writer& log, std::int64_t index, const rec
     log.write_interval(tag, start, length, v.named(n, record::named_view::response_time));
   }
 }
+
+namespace {
 
 void write_schedule_file(const run_setup& s, const std::string& path) {
   std::ostringstream out;

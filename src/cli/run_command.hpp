@@ -8,6 +8,7 @@
 #include "cli/progress.hpp"
 #include "cli/run_options.hpp"
 #include "engine/run.hpp"
+#include "punctual/histogram/interval_log.hpp"
 #include "report/run_report.hpp"
 
 namespace punctual::cli {
@@ -22,6 +23,11 @@ int run_command(const run_options& o, const std::vector<std::string>& command_li
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
                                analysis::interval_series* series = nullptr,
                                progress_line* progress = nullptr);
+
+// One interval of the run's .hlog: the response time untagged, the other views and each name's
+// response time tagged.
+void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
+                    const run::config& c);
 
 // Validity checks, confidence intervals and SLO verdicts for a finished run.
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,

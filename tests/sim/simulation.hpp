@@ -75,6 +75,8 @@ class simulation final : private engine::request_tap {
   simulation(const simulation&) = delete;
   simulation& operator=(const simulation&) = delete;
 
+  // Where each interval goes as the collector emits it (before run()).
+  void set_sink(engine::interval_sink sink) { sink_ = std::move(sink); }
   // Runs to the end of the drain. False when the run could not start (failure() says why).
   bool run();
 

@@ -1,0 +1,59 @@
+#include "cli_run.hpp"
+
+#include <sstream>
+
+#include "analysis/interval_series.hpp"
+#include "cli/app.hpp"
+#include "cli/command.hpp"
+#include "cli/run_command.hpp"
+#include "punctual/histogram/interval_log.hpp"
+
+namespace punctual::sim {
+
+cli_result run_cli(const std::vector<std::string>& args, const surroundings& around) {
+  cli_result out;
+  std::vector<std::string> command_line{"punctual", "run"};
+  command_line.insert(command_line.end(), args.begin(), args.end());
+  out.setup = cli::build_run(cli::parse_run_options(args), command_line);
+  setup s;
+  s.config = out.setup.config;
+  s.server = around.server;
+  s.up = around.up;
+  s.down = around.down;
+  s.pauses = around.pauses;
+  s.interrupt_at = around.interrupt_at;
+  s.seed = around.seed;
+  s.max_events = around.max_events;
+  out.sim = std::make_unique<simulation>(std::move(s));
+  simulation& sim = *out.sim;
+  analysis::interval_series series(analysis::slo_percentiles(out.setup.slos));
+  std::ostringstream hlog;
+  std::unique_ptr<hdr::interval_log_writer> log;
+  const run::config& c = sim.settings().config;
+  sim.set_sink([&](std::int64_t index, const record::view_set& v) {
+    series.add(v);
+    if (!log) {
+      const auto start = sim.result().start.unix + c.warmup;
+      log = std::make_unique<hdr::interval_log_writer>(hlog, static_cast<double>(start.count()) / 1e9);
+      log->write_header("[Logged with punctual 0.1.0]");
+    }
+    cli::write_interval(*log, index, v, c);
+  });
+  if (!sim.run()) {
+    out.exit_code = cli::exit_run_failed;
+    return out;
+  }
+  out.hlog = hlog.str();
+  out.verdicts = cli::judge(out.setup, sim.result(), series);
+  out.exit_code = cli::exit_code_for(sim.result(), out.verdicts);
+  std::ostringstream json;
+  report::write_json(json, c, sim.result(), out.verdicts);
+  out.json = json.str();
+  out.doc = nlohmann::ordered_json::parse(out.json);
+  std::ostringstream text;
+  report::write_text(text, c, sim.result(), out.verdicts, false, false);
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace punctual::sim

@@ -1,0 +1,43 @@
+// A simulated `punctual run`: the arguments a user would type, built into a run by the CLI's own
+// option parsing (cli::build_run), run in the simulation, then judged and reported as the
+// binary would: validity, SLOs, the exit code, the JSON, the text report and the .hlog. The
+// target URL must be a numeric address (it is resolved, never reached).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/run_options.hpp"
+#include "report/json.hpp"
+#include "report/run_report.hpp"
+#include "simulation.hpp"
+
+namespace punctual::sim {
+
+// What the simulation around the run is: everything of a setup but the config.
+struct surroundings {
+  server_script server;
+  link up;
+  link down;
+  std::vector<pause> pauses;
+  std::optional<nanoseconds> interrupt_at;
+  std::uint64_t seed = 1;
+  std::size_t max_events = 256;
+};
+
+struct cli_result {
+  cli::run_setup setup;
+  std::unique_ptr<simulation> sim;
+  report::verdicts verdicts;
+  int exit_code = 0;
+  std::string json;
+  nlohmann::ordered_json doc;
+  std::string text;
+  std::string hlog;
+};
+
+// Throws cli::usage_error (exit 2) as the binary would refuse the arguments.
+cli_result run_cli(const std::vector<std::string>& args, const surroundings& around = {});
+
+}  // namespace punctual::sim

@@ -1,0 +1,36 @@
+// Which seeds a property test runs:
+//   SIM_SEED=S        that seed alone (a failure prints its seed: this replays it);
+//   SIM_SEEDS=N       seeds 1..N (each test has its own default; make test-full asks for more);
+//   SIM_PART=K/P      the K-th of P equal parts of them (ctest runs the parts side by side).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace punctual::sim {
+
+inline std::uint64_t env_number(const char* name, std::uint64_t otherwise) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : otherwise;
+}
+
+// `count`: this test's share of SIM_SEEDS' default, as a fraction of 2,000 (the property test's).
+inline std::vector<std::uint64_t> seeds_to_run(std::uint64_t count) {
+  if (const std::uint64_t one = env_number("SIM_SEED", 0)) return {one};
+  if (const std::uint64_t all = env_number("SIM_SEEDS", 0)) count = std::max<std::uint64_t>(1, all * count / 2000);
+  std::uint64_t part = 0, parts = 1;
+  if (const char* p = std::getenv("SIM_PART"); p && *p) {
+    part = std::strtoull(p, nullptr, 10);
+    if (const char* slash = std::strchr(p, '/')) parts = std::max<std::uint64_t>(1, std::strtoull(slash + 1, nullptr, 10));
+  }
+  std::vector<std::uint64_t> seeds;
+  for (std::uint64_t s = 1; s <= count; ++s) {
+    if (s % parts == part % parts) seeds.push_back(s);
+  }
+  return seeds;
+}
+
+}  // namespace punctual::sim
