@@ -187,11 +187,14 @@ void draw_server(dice& d, const engine::run_config& c, server_script& s, std::st
     text += fmt::format(", stall {}+{}", ms(from), ms(length));
   }
   if (d.chance(0.5)) {
-    const std::array<fate, 6> h1{fate::status_503, fate::status_429, fate::reset, fate::close_delimited,
-                                 fate::trickle, fate::never};
-    const std::array<fate, 6> h2{fate::status_503, fate::status_429, fate::reset, fate::refused,
-                                 fate::stream_reset, fate::never};
+    const std::vector<fate> h1{fate::status_503, fate::status_429, fate::reset,     fate::close_delimited,
+                               fate::trickle,    fate::never,      fate::garbage,   fate::huge_headers,
+                               fate::continue_,  fate::chunked,    fate::http10,    fate::close_after,
+                               fate::reset_after};
+    const std::vector<fate> h2{fate::status_503, fate::status_429, fate::reset,    fate::refused,
+                               fate::stream_reset, fate::never,    fate::malformed};
     const auto& fates = s.http2 ? h2 : h1;
+    s.reset_after_bytes = static_cast<std::size_t>(d.between(1, 120));
     for (int i = 0; i < 2; ++i) {
       const fate f = fates[d.below(fates.size())];
       s.shares[static_cast<std::size_t>(f)] += d.unit() * 0.1;
@@ -201,6 +204,9 @@ void draw_server(dice& d, const engine::run_config& c, server_script& s, std::st
   if (s.http2) {
     s.max_streams = static_cast<std::uint32_t>(d.between(1, 100));
     if (d.chance(0.2)) s.goaway_after = static_cast<std::uint32_t>(d.between(5, 200));
+    if (d.chance(0.3)) s.close_after_goaway = d.span(milliseconds(1), milliseconds(200));
+    if (d.chance(0.3)) s.close_after_break = d.span(milliseconds(1), milliseconds(200));
+    s.zero_window = d.chance(0.1);
   }
   if (d.chance(0.1)) {
     s.refuse_share = 0.05;

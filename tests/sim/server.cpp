@@ -69,7 +69,7 @@ nanoseconds service_time::draw(world& w) const {
 }
 
 scripted_server::scripted_server(world& w, network& net, server_script script)
-    : world_(w), net_(net), script_(std::move(script)) {
+    : world_(w), net_(net), script_(std::move(script)), responses_(server::response_set::make(script_.body_bytes)) {
   net_.serve(*this);
 }
 
@@ -112,14 +112,9 @@ served_request& scripted_server::record(std::uint64_t sim_id, const connection& 
   return log_.back();
 }
 
-std::string scripted_server::response_head(const served_request& r, bool keep_alive,
-                                           bool close_delimited) const {
-  std::string head = "HTTP/1.1 " + std::to_string(r.status) +
-                     (r.status == 200 ? " OK" : r.status == 503 ? " Service Unavailable" : " Too Many Requests") +
-                     "\r\n";
-  if (!close_delimited) head += "Content-Length: " + std::to_string(script_.body_bytes) + "\r\n";
-  if (!keep_alive || close_delimited) head += "Connection: close\r\n";
-  return head + "\r\n";
+// A 200's head for a body of body_bytes written a byte at a time.
+std::string scripted_server::trickle_head() const {
+  return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(script_.body_bytes) + "\r\n\r\n";
 }
 
 accept_fate scripted_server::on_accept(connection& c) {
@@ -166,7 +161,7 @@ void scripted_server::http1_data(connection& c, conn_state& s, std::string_view 
     s.in.erase(0, end + 4 + length);
     served_request& r = record(id, c);
     r.what = draw_fate();
-    if (r.what == fate::refused || r.what == fate::stream_reset) r.what = fate::ok;  // HTTP/2's
+    if (r.what == fate::refused || r.what == fate::stream_reset || r.what == fate::malformed) r.what = fate::ok;  // HTTP/2's
     r.status = status_of(r.what);
     ++s.requests;
     const nanoseconds due = std::max(world_.now() + script_.service.draw(world_), s.free_at);
@@ -190,14 +185,14 @@ void scripted_server::http1_answer(connection& c, std::size_t index) {
       net_.server_reset(c);
       return;
     case fate::close_delimited:
-      net_.server_write(c, response_head(r, false, true) + body());
+      net_.server_write(c, responses_.close_delimited);
       r.end_offset = c.server_sent;
       r.answered = true;
       s->gone = true;
       net_.server_close(c);
       return;
     case fate::trickle: {
-      net_.server_write(c, response_head(r, true, false));
+      net_.server_write(c, trickle_head());
       auto conn = c.shared_from_this();
       nanoseconds at = world_.now();
       for (std::size_t k = 0; k < script_.body_bytes; ++k) {
@@ -216,8 +211,35 @@ void scripted_server::http1_answer(connection& c, std::size_t index) {
       s->free_at = std::max(s->free_at, at);
       return;
     }
+    case fate::reset_after:
+      net_.server_write(c, responses_.ok.substr(0, std::min(script_.reset_after_bytes, responses_.ok.size())));
+      s->gone = true;
+      net_.server_reset(c);
+      return;
+    case fate::garbage:
+    case fate::huge_headers:
+    case fate::continue_:
+    case fate::chunked:
+    case fate::http10:
+    case fate::close_after: {
+      const std::string& bytes = r.what == fate::garbage        ? responses_.garbage
+                                 : r.what == fate::huge_headers ? responses_.huge_headers
+                                 : r.what == fate::continue_    ? responses_.continue_
+                                 : r.what == fate::chunked      ? responses_.chunked
+                                 : r.what == fate::http10       ? responses_.http10
+                                                                : responses_.ok;
+      net_.server_write(c, bytes);
+      r.end_offset = c.server_sent;
+      r.answered = r.what != fate::garbage;
+      // After these the connection carries nothing more (serve closes it).
+      if (r.what == fate::garbage || r.what == fate::http10 || r.what == fate::close_after) {
+        s->gone = true;
+        net_.server_close(c);
+      }
+      return;
+    }
     default:
-      net_.server_write(c, response_head(r, true, false) + body());
+      net_.server_write(c, r.status == 503 ? responses_.unavailable : r.status == 429 ? responses_.too_many : responses_.ok);
       r.end_offset = c.server_sent;
       r.answered = true;
       return;

@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "network.hpp"
+#include "server/responses.hpp"
 
 namespace punctual::sim {
 
@@ -43,8 +45,17 @@ enum class fate : std::uint8_t {
   never,            // no answer; the connection stays open
   refused,          // HTTP/2: REFUSED_STREAM
   stream_reset,     // HTTP/2: RST_STREAM(INTERNAL_ERROR)
+  // serve's other HTTP/1.1 faults, with serve's own bytes (server/responses.hpp):
+  garbage,       // not an HTTP status line
+  huge_headers,  // a header section over 64 KiB
+  continue_,     // 100 Continue and 103 Early Hints before the 200
+  chunked,       // chunk extensions and a trailer
+  http10,        // HTTP/1.0 200, no keep-alive: the server closes after it
+  close_after,   // a keep-alive 200, then the server closes
+  reset_after,   // the first reset_after_bytes of the 200, then a RST
+  malformed,     // HTTP/2: a frame that breaks the protocol instead of the answer
 };
-inline constexpr std::size_t fate_count = 9;
+inline constexpr std::size_t fate_count = 17;
 int status_of(fate f) noexcept;  // the status its answer carries
 
 struct server_script {
@@ -56,6 +67,13 @@ struct server_script {
   std::size_t body_bytes = 32;
   std::uint32_t max_streams = 100;  // HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS
   std::uint32_t goaway_after = 0;   // HTTP/2: GOAWAY after this many requests on a connection
+  std::optional<nanoseconds> close_after_goaway;  // HTTP/2: and close the connection this long after
+  bool zero_window = false;  // HTTP/2: SETTINGS_INITIAL_WINDOW_SIZE 0, never a WINDOW_UPDATE
+  // HTTP/2, fate::malformed: the frame it writes (a DATA frame on stream 0 by default), and how
+  // long after it the server closes the connection (none: only when the client does).
+  std::string malformed_frame{"\x00\x00\x01\x00\x00\x00\x00\x00\x00x", 10};
+  std::optional<nanoseconds> close_after_break;
+  std::size_t reset_after_bytes = 20;  // fate::reset_after
   // New connections.
   double refuse_share = 0;
   double hang_share = 0;
@@ -98,13 +116,13 @@ class scripted_server final : public server_end {
   // When an answer meant for `at` can be written: after any stall it falls in.
   nanoseconds writable_at(nanoseconds at) const noexcept;
   served_request& record(std::uint64_t sim_id, const connection& c);
-  std::string response_head(const served_request& r, bool keep_alive, bool close_delimited) const;
-  std::string body() const { return std::string(script_.body_bytes, 'x'); }
+  std::string trickle_head() const;
   served_request& log_entry(std::size_t index) noexcept { return log_[index]; }
 
   world& world_;
   network& net_;
   server_script script_;
+  server::response_set responses_;
 
  private:
   void http1_data(connection& c, conn_state& s, std::string_view bytes);
@@ -116,6 +134,7 @@ class scripted_server final : public server_end {
   void h2_answer(conn_state& s, std::int32_t stream, std::size_t index);
   void h2_flush(conn_state& s);
   void h2_track(conn_state& s, std::string_view out);
+  void close_later(conn_state& s, nanoseconds after);
   void frame_done(conn_state& s, std::uint64_t end);
   friend struct h2_callbacks;
 

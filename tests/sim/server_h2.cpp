@@ -55,8 +55,9 @@ void scripted_server::h2_start(conn_state& s) {
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2_callbacks::on_frame_recv);
   nghttp2_session_server_new(&s.session, cb, &s);
   nghttp2_session_callbacks_del(cb);
-  const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, script_.max_streams}};
-  nghttp2_submit_settings(s.session, NGHTTP2_FLAG_NONE, settings, 1);
+  const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, script_.max_streams},
+                                             {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}};
+  nghttp2_submit_settings(s.session, NGHTTP2_FLAG_NONE, settings, script_.zero_window ? 2 : 1);
   h2_flush(s);
 }
 
@@ -77,12 +78,26 @@ void scripted_server::h2_request(conn_state& s, std::int32_t stream, std::uint64
   s.streams[stream].log = index;
   ++s.requests;
   r.what = draw_fate();
-  if (r.what == fate::close_delimited || r.what == fate::trickle) r.what = fate::ok;  // HTTP/1.1's
+  switch (r.what) {  // HTTP/1.1's faults
+    case fate::close_delimited:
+    case fate::trickle:
+    case fate::garbage:
+    case fate::huge_headers:
+    case fate::continue_:
+    case fate::chunked:
+    case fate::http10:
+    case fate::close_after:
+      r.what = fate::ok;
+      break;
+    default:
+      break;
+  }
   r.status = status_of(r.what);
   if (script_.goaway_after != 0 && s.requests == script_.goaway_after && !s.goaway_sent) {
     // This stream is the last one processed; the client sends the others again.
     s.goaway_sent = true;
     nghttp2_submit_goaway(s.session, NGHTTP2_FLAG_NONE, stream, NGHTTP2_NO_ERROR, nullptr, 0);
+    if (script_.close_after_goaway) close_later(s, *script_.close_after_goaway);
   }
   if (r.what == fate::refused) {
     r.answer_at = world_.now();
@@ -100,9 +115,18 @@ void scripted_server::h2_answer(conn_state& s, std::int32_t stream, std::size_t 
   served_request& r = log_[index];
   r.answer_at = world_.now();
   if (s.gone) return;
-  if (r.what == fate::reset) {
+  if (r.what == fate::reset || r.what == fate::reset_after) {
     s.gone = true;
     return net_.server_reset(*s.conn);
+  }
+  if (r.what == fate::malformed) {
+    // What the session would write first, then the frame that breaks the protocol; nothing
+    // more is answered on this connection.
+    h2_flush(s);
+    net_.server_write(*s.conn, script_.malformed_frame);
+    s.gone = true;
+    if (script_.close_after_break) close_later(s, *script_.close_after_break);
+    return;
   }
   if (r.what == fate::stream_reset) {
     nghttp2_submit_rst_stream(s.session, NGHTTP2_FLAG_NONE, stream, NGHTTP2_INTERNAL_ERROR);
@@ -161,6 +185,15 @@ void scripted_server::frame_done(conn_state& s, std::uint64_t end) {
   served_request& r = log_[it->second.log];
   r.end_offset = end;
   r.answered = type != NGHTTP2_RST_STREAM;
+}
+
+void scripted_server::close_later(conn_state& s, nanoseconds after) {
+  auto keep = s.conn->shared_from_this();
+  world_.at(world_.now() + after, [this, keep] {
+    auto* st = static_cast<conn_state*>(keep->server_state);
+    st->gone = true;
+    net_.server_close(*keep);
+  });
 }
 
 // Writes what the session has to send, unless a stall holds it (then at the stall's end).
