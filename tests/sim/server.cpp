@@ -158,8 +158,10 @@ void scripted_server::http1_data(connection& c, conn_state& s, std::string_view 
     const std::uint64_t length = number(header_value(head, "content-length"));
     if (s.in.size() < end + 4 + length) return;
     const std::uint64_t id = number(header_value(head, "x-sim-id"));
+    std::string request_head(head);
     s.in.erase(0, end + 4 + length);
     served_request& r = record(id, c);
+    r.head = std::move(request_head);
     r.what = draw_fate();
     if (r.what == fate::refused || r.what == fate::stream_reset || r.what == fate::malformed) r.what = fate::ok;  // HTTP/2's
     r.status = status_of(r.what);
@@ -238,12 +240,29 @@ void scripted_server::http1_answer(connection& c, std::size_t index) {
       }
       return;
     }
-    default:
-      net_.server_write(c, r.status == 503 ? responses_.unavailable : r.status == 429 ? responses_.too_many : responses_.ok);
+    default: {
+      const std::string& canned = r.status == 503 ? responses_.unavailable : r.status == 429 ? responses_.too_many : responses_.ok;
+      net_.server_write(c, r.what == fate::ok && script_.answer ? script_.answer(r.head) : canned);
       r.end_offset = c.server_sent;
       r.answered = true;
+      idle_close_later(c);
       return;
+    }
   }
+}
+
+// serve's --idle-close: a keep-alive connection that carried nothing more for that long closes.
+void scripted_server::idle_close_later(connection& c) {
+  if (script_.idle_close.count() == 0) return;
+  auto* s = static_cast<conn_state*>(c.server_state);
+  const std::uint32_t requests = s->requests;
+  auto keep = c.shared_from_this();
+  world_.at(world_.now() + script_.idle_close, [this, keep, requests] {
+    auto* st = static_cast<conn_state*>(keep->server_state);
+    if (st->gone || st->requests != requests) return;
+    st->gone = true;
+    net_.server_close(*keep);
+  });
 }
 
 }  // namespace punctual::sim

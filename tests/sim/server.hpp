@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -74,6 +75,11 @@ struct server_script {
   std::string malformed_frame{"\x00\x00\x01\x00\x00\x00\x00\x00\x00x", 10};
   std::optional<nanoseconds> close_after_break;
   std::size_t reset_after_bytes = 20;  // fate::reset_after
+  // HTTP/1.1: closes a keep-alive connection idle this long (serve's --idle-close); 0: never.
+  nanoseconds idle_close{};
+  // HTTP/1.1: when set, the answer of a request that meets fate::ok is what this returns for its
+  // head (e.g. a Set-Cookie, a JSON body to capture from), instead of serve's 200.
+  std::function<std::string(std::string_view request_head)> answer;
   // New connections.
   double refuse_share = 0;
   double hang_share = 0;
@@ -92,6 +98,7 @@ struct served_request {
   bool answered = false;      // its whole answer was written
   std::uint64_t end_offset = 0;  // the server's stream offset just past the answer's last byte
   bool unprocessed = false;   // HTTP/2: above a GOAWAY's last stream, never processed
+  std::string head;           // HTTP/1.1: the request's head as it arrived (x-sim-id included)
 };
 
 class scripted_server final : public server_end {
@@ -127,6 +134,7 @@ class scripted_server final : public server_end {
  private:
   void http1_data(connection& c, conn_state& s, std::string_view bytes);
   void http1_answer(connection& c, std::size_t request);
+  void idle_close_later(connection& c);
   // server_h2.cpp
   void h2_start(conn_state& s);
   void h2_data(connection& c, conn_state& s, std::string_view bytes);
