@@ -26,7 +26,7 @@ test: build
 	bash scripts/run-tests.sh
 
 test-full: build
-	FULL=1 bash scripts/run-tests.sh
+	FULL=1 SIM_SEEDS=50000 bash scripts/run-tests.sh
 
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON
