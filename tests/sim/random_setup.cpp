@@ -275,6 +275,14 @@ drawn_setup draw_setup(std::uint64_t seed) {
   draw_server(d, c, s.server, text);
   s.up.delay = s.down.delay = d.span(microseconds(10), milliseconds(2));
   s.up.random_splits = s.down.random_splits = d.chance(0.2);
+  if (const auto* closed = c.closed()) {
+    // Each user sends about once per service time, round trip and think time: a run of at
+    // most ~2,000 requests keeps thousands of seeds within a minute (and under ASan).
+    const std::uint64_t users = std::uint64_t{c.connections} * c.max_streams;
+    const nanoseconds cycle = s.server.service.a + s.up.delay + s.down.delay + closed->think;
+    c.duration = std::min(c.duration, std::max<nanoseconds>(milliseconds(5), cycle * 2000 / users));
+  }
+  text += ", -d " + ms(c.duration);
   if (d.chance(0.2)) {
     s.max_events = static_cast<std::size_t>(d.between(1, 4));
     text += fmt::format(", {} events a wait", s.max_events);
