@@ -162,15 +162,6 @@ def within_tolerance(truth, measured):
     return measured < MS
 
 
-def runs_agree(truth_a, measured_a, truth_b, measured_b):
-    """Two runs of one workload (e.g. -t1 and -t2) agree when their measurements differ by no
-    more than the truth tolerance allows: both sub-millisecond where the truths are, else
-    |a − b| ≤ 5 % of the larger + 5 ms."""
-    if truth_a < MS or truth_b < MS:
-        return measured_a < MS and measured_b < MS
-    return abs(measured_a - measured_b) <= 0.05 * max(measured_a, measured_b) + 5 * MS
-
-
 def arrival_lags(intended_all, arrivals, stalls, after_stall_ns=50 * MS):
     """|arrival − intended| for requests outside the stalls (and outside `after_stall_ns` after
     each), pairing the sorted intended times with the sorted arrivals one to one."""
