@@ -2,14 +2,14 @@
 # The whole test suite, as `make test` runs it (after `make build`):
 #   1. the normal build brought up to date, then every test in it (unit + integration against
 #      nginx and `punctual serve`);
-#   2. the ASan+UBSan build (clang): unit tests and a low-rate accounting subset of the
-#      integration tests (bad input, retries, hostile TLS servers); TSan on the recorder and engine tests;
+#   2. the ASan+UBSan build (clang): unit tests (the simulation's included) and a subset of the
+#      integration tests (bad input, hostile TLS servers); TSan on the recorder and engine tests;
 #   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 8, all targets at once);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
-# The sanitizer builds run beside the tests that time nothing (unit, untimed integration,
-# interop), at the lowest CPU priority, so they use what those tests leave idle; the tests that
-# time something start only once the builds are done, so nothing shares the cores with what
-# they measure.
+# The tests that time something run first, alone, right after the normal build. Then the
+# sanitizer builds and their tests run beside the tests that time nothing (unit and the
+# simulation, untimed integration, interop), at the lowest CPU priority, so they use what those
+# tests leave idle.
 # A stage fails when its configure or build fails or when it ran no test, and a stage whose build
 # failed fails without running, so nothing is tested on binaries an earlier build left behind.
 # FULL=1 widens the integration matrices (make test-full).
@@ -151,16 +151,10 @@ san_one() {  # san_one TEST: one integration test against the ASan build
   fi
 }
 
-# san_integration TEST...: the first test (it times backoffs) in a lane of its own, the rest one
-# after another in the other: it uses a third of a core, they one core at most (measured).
+# san_integration TEST...: the tests one after another.
 san_integration() {
-  local rc=0 t lane=$SAN_BUILD/integration-lane.log
-  san_one "$1" >"$lane" 2>&1 &
-  local pid=$!
-  shift
+  local rc=0 t
   for t in "$@"; do san_one "$t" || rc=1; done
-  wait "$pid" || rc=1
-  cat "$lane"
   return $rc
 }
 
@@ -170,11 +164,10 @@ TSAN_CXXFLAGS=""
 [[ $BREAK == tsan ]] && TSAN_CXXFLAGS=--no-such-flag
 build_target=()
 [[ $BREAK == build ]] && build_target=(--target no-such-target)
-# The deadline rule runs under ASan in the unit tests (engine_deadline_test), with scripted
-# servers on both sides of each deadline.
-san_tests=(tests/integration/test_retries.py tests/integration/test_bad_input.py
-           tests/integration/test_retry_counts.py tests/integration/test_tls.py
-           tests/integration/test_h2_hostile.py)
+# The engine's rules (deadlines, retries, HTTP/2's hostile servers) run under ASan in the
+# simulation's tests, which are unit tests; on real sockets, the input errors and the client's
+# TLS error paths.
+san_tests=(tests/integration/test_bad_input.py tests/integration/test_tls.py)
 [[ $BREAK == asan-integration ]] && san_tests+=(tests/integration/test_no_such_test.py)
 fuzz_dir=$SAN_BUILD
 [[ $BREAK == fuzz ]] && fuzz_dir=$SAN_BUILD/no-fuzz-targets-here
@@ -186,16 +179,34 @@ export SAN_BUILD TSAN_BUILD JOBS SAN_CXXFLAGS TSAN_CXXFLAGS
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-sanitizer_builds() {  # the ASan+UBSan build, then the TSan build and its tests
+# Everything the sanitizer builds test, one after another: the ASan+UBSan build, its unit tests
+# (the simulation's among them), its integration subset and the fuzz smoke pass; then TSan.
+sanitizer_stages() {
   stage asan "asan+ubsan build" 480 bash -euo pipefail -c san_build
+  stage asan-unit "asan+ubsan: unit tests" 240 \
+    ctest --test-dir "$SAN_BUILD" -L "$(label asan-unit unit)" --no-tests=error --output-on-failure \
+    -j "$JOBS"
+  stage asan-integration "asan+ubsan: integration subset" 120 \
+    bash -euo pipefail -c 'san_integration "$@"' _ "${san_tests[@]}"
+  # Every target at once: a smoke pass (make fuzz fuzzes for real), and ~5 s of target start-up
+  # each made one target per core take a minute.
+  stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
+    env FUZZ_JOBS="${FUZZ_JOBS:-16}" bash scripts/run-fuzz.sh "$fuzz_dir"
   stage tsan "tsan: recorder and engine tests" 240 bash -euo pipefail -c tsan_tests
 }
 
 # `make test` has just built it; run directly, the script must not test stale binaries.
 stage build "normal build" 600 bash -euo pipefail -c 'quiet_build "$@"' _ "$BUILD" -j "$JOBS" \
   "${build_target[@]}"
-beside 19 sanitizer_builds
-# The unit and integration tests that time nothing (tests/CMakeLists.txt), beside the builds.
+# The tests that time something (tests/CMakeLists.txt: the truth over real sockets, a real
+# interruption, a real worker's CPU share, the second SIGINT) run first, on a quiet machine:
+# nothing else runs while they measure.
+stage integration "normal build: timing tests (nginx, punctual serve)" 180 \
+  ctest --test-dir "$BUILD" -L "$(label integration timing)" --no-tests=error \
+  --output-on-failure -j 2 --timeout 120
+beside 19 sanitizer_stages
+# The unit tests (the simulation's among them) and the integration tests that time nothing,
+# beside the sanitizer stages.
 stage unit "normal build: unit tests" 120 \
   ctest --test-dir "$BUILD" -L "$(label unit unit)" -LE timing --no-tests=error \
   --output-on-failure -j "$JOBS"
@@ -205,20 +216,6 @@ stage integration-untimed "normal build: untimed integration tests (nginx, punct
 # The interop check times nothing either (a run's exit 4 is accepted).
 stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$punctual"
 join_beside
-# The tests that time something (integration tests, and the unit test that stops its own
-# process on a schedule) are RUN_SERIAL: nothing else runs while they measure.
-stage integration "normal build: timing tests (nginx, punctual serve)" 300 \
-  ctest --test-dir "$BUILD" -L "$(label integration timing)" --no-tests=error \
-  --output-on-failure -j 2 --timeout 240
-stage asan-unit "asan+ubsan: unit tests" 180 \
-  ctest --test-dir "$SAN_BUILD" -L "$(label asan-unit unit)" --no-tests=error --output-on-failure \
-  -j "$JOBS"
-stage asan-integration "asan+ubsan: low-rate integration subset" 120 \
-  bash -euo pipefail -c 'san_integration "$@"' _ "${san_tests[@]}"
-# Every target at once: a smoke pass (make fuzz fuzzes for real), and ~5 s of target start-up
-# each made one target per core take a minute.
-stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
-  env FUZZ_JOBS="${FUZZ_JOBS:-16}" bash scripts/run-fuzz.sh "$fuzz_dir"
 
 echo
 passed=0

@@ -30,6 +30,9 @@ struct connection {
   bool last_connect_failed = false;
   bool write_blocked = false;  // writability is watched until the request is fully written
   bool flush_pending = false;  // HTTP/2: requests begun this turn wait for one write together
+  // The peer's close came with the bytes being read (EPOLLRDHUP): once its last answer is read,
+  // the connection takes no new request, which would only meet the close.
+  bool peer_closing = false;
   std::chrono::nanoseconds connect_started{};
   std::chrono::nanoseconds retry_at{};   // closed after a failed connect: not before this
   std::uint32_t first_slot = 0;  // its slots: first_slot .. first_slot + slot_count - 1

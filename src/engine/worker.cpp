@@ -223,7 +223,7 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
     recorder_->on_retry_refused_by_budget(t);
     return false;
   }
-  recorder_->on_attempt_failed(t, now, why, answered);
+  recorder_->on_attempt_failed(t, now, answered);
   if (tap_) tap_->on_retry(id_, t, now, why);
   record::request_times next;
   next.intended = t.intended;
@@ -234,6 +234,7 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
   next.user = t.user;
   next.step = t.step;
   next.attempt = t.attempt + 1;
+  next.why = why;
   retries_.push_back(next);
   std::push_heap(retries_.begin(), retries_.end(), due_later);
   return true;
@@ -298,7 +299,7 @@ nanoseconds worker::slot_ready_at(std::uint32_t k, nanoseconds now) const noexce
   switch (c.state) {
     case conn_state::idle:
     case conn_state::busy:
-      return c.in_flight < c.codec->capacity() ? now : nanoseconds::max();
+      return c.in_flight < c.codec->capacity() && !c.peer_closing ? now : nanoseconds::max();
     case conn_state::connecting:
       return now;
     case conn_state::closed:
@@ -314,7 +315,7 @@ nanoseconds worker::slot_ready_at(std::uint32_t k, nanoseconds now) const noexce
 slot* worker::least_loaded(nanoseconds now) noexcept {
   connection* best = nullptr;
   for (auto& c : connections_) {
-    if (!set_up(c)) continue;
+    if (!set_up(c) || c.peer_closing) continue;
     if ((best && c.in_flight >= best->in_flight) || c.in_flight >= c.codec->capacity()) continue;
     best = &c;
   }

@@ -119,7 +119,8 @@ void worker::on_event(const epoll_event& ev) {
   }
   if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, clock_.now());
   if (c.transport->is_open() && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
-    on_readable(c, (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
+    c.peer_closing = (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+    on_readable(c, c.peer_closing);
   }
 }
 
@@ -435,6 +436,7 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
   }
   c.state = conn_state::closed;
   c.write_blocked = false;
+  c.peer_closing = false;
   c.last_connect_failed = connect_failed;
   c.retry_at = connect_failed ? now + reconnect_backoff : now;
   // Reopen at once while the run needs connections, so the next request finds one ready; a
@@ -445,8 +447,9 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
 }
 
 void worker::became_idle(connection& c, nanoseconds now) {
-  // After the server's GOAWAY the connection takes no more requests: open a new one.
-  if (c.codec->capacity() == 0) return close_connection(c, now);
+  // After the server's GOAWAY, or with its close already read, the connection takes no more
+  // requests: open a new one.
+  if (c.codec->capacity() == 0 || c.peer_closing) return close_connection(c, now);
   c.state = conn_state::idle;
   // HTTP/2 picks the least loaded connection by scanning, and users that own slots take their
   // own: the stack is for HTTP/1.1's shared connections.

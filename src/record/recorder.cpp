@@ -183,7 +183,10 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
   counters& c = counts_of(t.accounted_at());
   c.bytes_sent += bytes;
   c.attempts.total++;
-  if (t.attempt > 0) c.attempts.retries++;
+  if (t.attempt > 0) {
+    c.attempts.retries++;
+    c.attempts.by_cause[index(t.why)]++;
+  }
   if (&c == &measured_) {
     second_of(load_.attempts, t.sent)++;
     interval_counts& n = interval_at(t.sent).counts();
@@ -197,9 +200,7 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
   }
 }
 
-void recorder::on_attempt_failed(const request_times& t, nanoseconds at, retry_cause why,
-                                 bool answered) noexcept {
-  counts_of(t.accounted_at()).attempts.by_cause[index(why)]++;
+void recorder::on_attempt_failed(const request_times& t, nanoseconds at, bool answered) noexcept {
   if (answered) record_service(t, at);
 }
 

@@ -40,6 +40,7 @@ struct request_times {
   std::uint16_t name = 0;     // the request's name (index into the run's names), if it has one
   bool had_to_connect = false;
   bool resent = false;  // HTTP/2: sent again after the server left it unprocessed (once only)
+  retry_cause why{};    // a retry (attempt > 0): what failed the attempt before it
   // The hybrid model: a step of a session. Its outcome belongs to the session's arrival (warm-up
   // or measured window); `intended` is the step's own intended time.
   nanoseconds arrival{};      // zero outside the hybrid model
@@ -121,10 +122,10 @@ class recorder {
   // connect time.
   void on_tls_handshake(nanoseconds at, nanoseconds took, bool resumed) noexcept;
 
-  // An attempt that failed for `why` and will be retried. `answered`: a whole response came
-  // back (a 5xx or 429), so its service time is recorded like any other attempt's.
-  void on_attempt_failed(const request_times& t, nanoseconds at, retry_cause why,
-                         bool answered) noexcept;
+  // An attempt that failed and will be retried. `answered`: a whole response came back (a 5xx
+  // or 429), so its service time is recorded like any other attempt's. The retry counts, by
+  // what failed (request_times::why), when it is sent.
+  void on_attempt_failed(const request_times& t, nanoseconds at, bool answered) noexcept;
   // A retryable failure that stays final: the budget refused the retry, or the backoff would
   // end past the deadline. The outcome itself is recorded by the usual call.
   void on_retry_refused_by_budget(const request_times& t) noexcept {

@@ -1,6 +1,5 @@
-"""Helpers for test_faults.py: the server's arrival log and binomial tolerances."""
-
-import math
+"""Helpers for the tests against punctual serve: its arrival log, and a report section's
+non-zero counts."""
 
 
 def read_arrival_log(path):
@@ -13,15 +12,6 @@ def read_arrival_log(path):
             arrival, answered = line.split()
             entries.append((int(arrival), int(answered)))
     return entries
-
-
-def binomial_tolerance(n, p, sigmas=4.0):
-    """Half-width of an interval that holds a Binomial(n, p) draw but for ~1 in 15000 cases."""
-    return sigmas * math.sqrt(max(n * p * (1.0 - p), 1.0)) + 2
-
-
-def within_binomial(count, n, p):
-    return abs(count - n * p) <= binomial_tolerance(n, p)
 
 
 def nonzero(d):

@@ -120,24 +120,6 @@ NGINX_LOCATIONS = """\
             keepalive_timeout 0;
             return 200 "hello\\n";
         }}
-        # A login that answers a per-request token, in its JSON body and in a header, both
-        # from $request_id: a scenario's captures must take them from the same response.
-        location = /login {{
-            add_header X-Token "h-$request_id" always;
-            default_type application/json;
-            return 200 '{{"session": {{"token": "t-$request_id"}}}}';
-        }}
-        # A session cookie per request, named in a header too; and a page that says, as JSON,
-        # which Cookie header it was sent: a scenario's cookie jar must carry the one to the other.
-        location = /cookie-login {{
-            add_header Set-Cookie "sid=$request_id; Path=/; HttpOnly" always;
-            add_header X-Sid $request_id always;
-            return 200 "welcome\n";
-        }}
-        location = /whoami {{
-            default_type application/json;
-            return 200 '{{"cookie": "$http_cookie"}}';
-        }}
         # Any other path (request mixes name several).
         location / {{
             return 200 "any\\n";
@@ -385,8 +367,8 @@ def too_few_samples_only(result):
     all). In so short a run the send lag "at p99" is one of its few slowest sends, so a failed
     send-lag check at an unresolved percentile is the same verdict. Accounting tests use short
     runs on purpose and accept it; every other reason (drops, a schedule not kept, send lag at a
-    resolved percentile, too few connections) still fails them. The validity tests
-    (test_verdicts.py) are where the verdicts themselves are judged."""
+    resolved percentile, too few connections) still fails them. The verdicts themselves are
+    judged in the simulation (tests/sim/sim_verdicts_test.cpp, sim_slo_test.cpp)."""
     if result.returncode != 4 or result.report is None or "validity" not in result.report:
         return False
     failed = {c["name"] for c in result.report["validity"]["checks"]
@@ -405,11 +387,11 @@ def host_lateness_only(result):
     send lag at a judged percentile, or a second whose requests went out more than 10 ms after
     it ended (schedule_kept), and that lateness no longer than a pause of the host's. On a VM
     whose host is slow to wake an idle vCPU, a sleeping generator's p99 send lag passes 1 ms in
-    about one run in twenty (bench/soak.sh; test_verdicts.py shows that spin mode, which never
-    idles, stays far below it); and under make test a 200 req/s run beside chromium's start-up
-    once stalled for 104 ms at the end of its first second, which is schedule_kept's failure. Accounting tests, which judge counts and not verdicts, accept it and
-    say so; drops, a send lag past HOST_PAUSE_NS or too few connections still fail them, and
-    test_verdicts.py and test_truth.py judge lateness itself."""
+    about one run in twenty (bench/soak.sh); and under make test a 200 req/s run beside
+    chromium's start-up once stalled for 104 ms at the end of its first second, which is
+    schedule_kept's failure. Tests on real sockets that judge counts, not verdicts, accept it and
+    say so; drops, a send lag past HOST_PAUSE_NS or too few connections still fail them. The
+    simulation judges lateness exactly (its pauses), and test_truth.py on real sockets."""
     if result.returncode != 4 or result.report is None:
         return False
     worst = invalid_for_lateness_alone(result.report)

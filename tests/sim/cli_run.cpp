@@ -15,6 +15,7 @@ cli_result run_cli(const std::vector<std::string>& args, const surroundings& aro
   std::vector<std::string> command_line{"punctual", "run"};
   command_line.insert(command_line.end(), args.begin(), args.end());
   out.setup = cli::build_run(cli::parse_run_options(args), command_line);
+  if (around.start_at) out.setup.config.start_at = around.start_at;
   setup s;
   s.config = out.setup.config;
   s.server = around.server;

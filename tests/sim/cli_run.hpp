@@ -24,6 +24,10 @@ struct surroundings {
   std::optional<nanoseconds> interrupt_at;
   std::uint64_t seed = 1;
   std::size_t max_events = 256;
+  // --start-at on the virtual wall clock (the CLI checks --start-at against the real one). The
+  // engine waits for it in real time until 2 s before it, so it must lie within 2 s of the
+  // world's start (world::clock().unix_now() of a new world).
+  std::optional<nanoseconds> start_at;
 };
 
 struct cli_result {

@@ -117,6 +117,17 @@ std::string scripted_server::trickle_head() const {
   return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(script_.body_bytes) + "\r\n\r\n";
 }
 
+void scripted_server::go_away() {
+  script_.refuse_share = 1;
+  script_.hang_share = script_.reset_share = 0;
+  for (const auto& conn : net_.connections()) {
+    auto* state = static_cast<conn_state*>(conn->server_state);
+    if (!state || state->gone) continue;
+    state->gone = true;
+    net_.server_close(*conn);
+  }
+}
+
 accept_fate scripted_server::on_accept(connection& c) {
   ++seen_;
   const double u = world_.unit();

@@ -106,6 +106,8 @@ class scripted_server final : public server_end {
   scripted_server(world& w, network& net, server_script script);
   ~scripted_server();
 
+  // The server process goes away: open connections get its FIN, new ones are refused.
+  void go_away();
   // Where the stall windows count from (the schedule's start, known once connections are open).
   void set_origin(nanoseconds origin) noexcept { origin_ = origin; }
   const std::vector<served_request>& log() const noexcept { return log_; }

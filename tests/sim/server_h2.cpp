@@ -77,6 +77,13 @@ void scripted_server::h2_request(conn_state& s, std::int32_t stream, std::uint64
   const std::size_t index = log_.size() - 1;
   s.streams[stream].log = index;
   ++s.requests;
+  if (s.goaway_sent) {
+    // Above the GOAWAY's last stream: nghttp2 still hands it over until the GOAWAY has been
+    // written, but the client was told it is never processed, and sends it again.
+    r.unprocessed = true;
+    r.answer_at = world_.now();
+    return;
+  }
   r.what = draw_fate();
   switch (r.what) {  // HTTP/1.1's faults
     case fate::close_delimited:

@@ -61,16 +61,6 @@ cli_result fault_run(fate f,
   return judged_run(args, around);
 }
 
-// Runs `probe` at `offset` from the schedule's start. The start is fixed once the connections are
-// open (it comes 20 ms later); 1 ms into the run they are, so a first event then places the probe.
-void at_offset(simulation& sim, nanoseconds offset, std::function<void()> probe) {
-  world& w = sim.sim();
-  w.at(w.now() + milliseconds(1), [&sim, offset, probe = std::move(probe)] {
-    const nanoseconds start = sim.result().start.mono;
-    ASSERT_GT(start, sim.sim().now()) << "the schedule's start is not fixed 1 ms in";
-    sim.sim().at(start + offset, probe);
-  });
-}
 
 std::uint64_t errors_of(const simulation& sim, socket_reason why) {
   return sim.result().measured.counts.socket_errors[record::index(why)];
@@ -177,26 +167,26 @@ void expect_only_requests_racing_the_close_lost(const cli_result& r, fate f) {
                       errors_of(sim, socket_reason::write));
   EXPECT_EQ(all_errors(sim), lost);
   // Every close the client met in the window opened a connection in its place, beside those of
-  // the start.
+  // the start; after the window a close is replaced only for a request still waiting in the
+  // drain. Never more than one connection per close.
   const nanoseconds window_end = sim.result().start.mono + sim.settings().config.duration;
   std::size_t met = 0;
   for (const auto& [serial, s] : closed)
     met += conns[serial - 1]->arrival_of(s->end_offset - 1) < window_end;
   EXPECT_GT(met, 0u);
-  EXPECT_EQ(conns.size(), sim.settings().config.connections + met);
+  EXPECT_GE(conns.size(), sim.settings().config.connections + met);
+  EXPECT_LE(conns.size(), sim.settings().config.connections + closed.size());
 }
 
 TEST(sim_faults, a_close_after_the_answer_costs_only_requests_racing_it) {
   expect_only_requests_racing_the_close_lost(fault_run(fate::close_after), fate::close_after);
 }
 
-// The same with one connection kept busy (a queue of requests). Disabled: it fails on the engine
-// as it is (208 of 2250 requests lost, each written once the close had come). The answer and the
-// FIN arrive together, so the worker's event carries EPOLLRDHUP; worker::on_readable completes
-// the answer, became_idle hands the connection to the next queued request, which is written to
-// it, and only then does the read loop meet the close: the request fails `closed` though the
-// close was in hand before it was written.
-TEST(sim_faults, DISABLED_a_close_after_the_answer_costs_no_request_on_a_busy_connection) {
+// The same with one connection kept busy (a queue of requests). The answer and the FIN arrive
+// together, so the worker's event carries EPOLLRDHUP: the connection, once its answer is read,
+// must not take the next queued request, which would only meet the close (before that was
+// settled, 208 of 2,250 requests here were written to it and failed `closed`).
+TEST(sim_faults, a_close_after_the_answer_costs_no_request_on_a_busy_connection) {
   const cli_result r =
       fault_run(fate::close_after, {"-t1", "-c1", "-R4500", "-d500ms", "--timeout", "1s"});
   expect_only_requests_racing_the_close_lost(r, fate::close_after);
@@ -318,15 +308,6 @@ setup setup_of(std::vector<std::string> args, const surroundings& around) {
   return s;
 }
 
-bool ran_judged(simulation& sim) {
-  const bool ok = sim.run();
-  EXPECT_TRUE(ok) << sim.failure().value_or("");
-  if (ok) {
-    const auto problems = check_run(sim);
-    EXPECT_TRUE(problems.empty()) << describe(problems);
-  }
-  return ok;
-}
 
 std::uint64_t sim_id_in(std::string_view head) {
   const std::size_t at = head.find("x-sim-id: ");
@@ -368,18 +349,6 @@ TEST(sim_faults, a_late_answer_never_completes_another_request) {
   EXPECT_GE(outlived, c.planned * 15 / 100);
 }
 
-// The server goes away mid-run: open connections get its FIN, new ones are
-// refused (a process that exited). What the test needs of the simulation beside its own parts.
-void server_goes_away(simulation& sim) {
-  auto& server = const_cast<scripted_server&>(sim.server());
-  server.script_.refuse_share = 1;
-  for (const auto& conn : server.net_.connections()) {
-    auto* state = static_cast<scripted_server::conn_state*>(conn->server_state);
-    if (!state || state->gone) continue;
-    state->gone = true;
-    server.net_.server_close(*conn);
-  }
-}
 
 // The closed model keeps reopening every connection, each try a counted connect failure, as soon
 // as the 10 ms reconnect backoff allows, until the window ends; it does not run on quietly with
@@ -390,7 +359,7 @@ TEST(sim_faults, the_closed_model_reopens_its_connections_when_the_server_goes_a
   a.server.service.a = milliseconds(5);
   simulation sim(setup_of({"--model", "closed", "-t1", "-c4", "--think", "1ms", "-d1500ms"}, a));
   const nanoseconds gone = milliseconds(497);  // users answered at 493.1 ms wait till 499.2 ms
-  at_offset(sim, gone, [&sim] { server_goes_away(sim); });
+  sim.at_offset(gone, [&sim] { sim.server().go_away(); });
   if (!ran_judged(sim)) return;
   const nanoseconds start = sim.result().start.mono;
   const nanoseconds window_end = start + sim.settings().config.duration;

@@ -22,6 +22,7 @@
 #include "cli/command.hpp"
 #include "cli/run_command.hpp"
 #include "cli_run.hpp"
+#include "sim_setups.hpp"
 #include "record/view_set.hpp"
 
 namespace punctual::sim {
@@ -30,7 +31,6 @@ namespace {
 using std::chrono::milliseconds;
 using json = nlohmann::ordered_json;
 
-constexpr const char* target = "http://127.0.0.1:8080/";
 constexpr std::uint64_t rst_frame_bytes = 9 + 4;  // RST_STREAM: a header and an error code
 
 // The frames the client wrote on one connection, as the server received them.
@@ -168,22 +168,6 @@ std::uint64_t response_bytes(std::size_t body) {
   return 9 + static_cast<std::uint64_t>(coded) + 9 + body;
 }
 
-// The most of `intervals` ([from, to)) that overlap at one instant.
-std::size_t most_at_once(std::vector<std::pair<nanoseconds, nanoseconds>> intervals) {
-  std::vector<std::pair<nanoseconds, int>> events;
-  for (const auto& [from, to] : intervals) {
-    events.emplace_back(from, 1);
-    events.emplace_back(to, -1);
-  }
-  std::sort(events.begin(), events.end());  // at one instant an end (-1) sorts before a start
-  std::size_t most = 0;
-  int now = 0;
-  for (const auto& e : events) {
-    now += e.second;
-    most = std::max(most, static_cast<std::size_t>(now));
-  }
-  return most;
-}
 
 std::uint64_t number(const json& j) {
   return j.get<std::uint64_t>();

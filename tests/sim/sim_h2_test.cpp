@@ -13,6 +13,7 @@
 #include "checks.hpp"
 #include "cli/command.hpp"
 #include "cli_run.hpp"
+#include "sim_setups.hpp"
 #include "record/view_set.hpp"
 
 namespace punctual::sim {
@@ -21,17 +22,7 @@ namespace {
 using std::chrono::milliseconds;
 using json = nlohmann::ordered_json;
 
-constexpr const char* target = "http://127.0.0.1:8080/";
-// The JSON's percentile keys and the percentiles they stand for.
-const std::vector<std::pair<const char*, double>> percentiles{
-    {"50", 50}, {"75", 75}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}, {"100", 100}};
 
-// What the report's histograms give at percentile `p` for these values.
-std::int64_t percentile_of(const std::vector<std::int64_t>& values, double p) {
-  hdr::histogram h(record::latency_params());
-  for (const auto v : values) h.record(v);
-  return h.value_at_percentile(p);
-}
 
 // Every percentile of view `view` in the JSON is the one of `values`, exactly.
 void expect_view(const json& doc, const char* view, const std::vector<std::int64_t>& values) {
@@ -116,22 +107,6 @@ TEST(sim_h2, truth_at_5000_per_second) {
   expect_truth(h2_stall_run(5000, 2, 100, stall), 5000, 2, stall);
 }
 
-// The most of `intervals` ([from, to)) that overlap at one instant.
-std::size_t most_at_once(std::vector<std::pair<nanoseconds, nanoseconds>> intervals) {
-  std::vector<std::pair<nanoseconds, int>> events;
-  for (const auto& [from, to] : intervals) {
-    events.emplace_back(from, 1);
-    events.emplace_back(to, -1);
-  }
-  std::sort(events.begin(), events.end());  // at one instant an end (-1) sorts before a start
-  std::size_t most = 0;
-  int now = 0;
-  for (const auto& e : events) {
-    now += e.second;
-    most = std::max(most, static_cast<std::size_t>(now));
-  }
-  return most;
-}
 
 // One connection of 10 streams: the stall fills them at its start and the requests due after
 // wait in the generator's queue for a stream. The truth holds all the same, and the waiting is

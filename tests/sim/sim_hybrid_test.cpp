@@ -17,6 +17,7 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
+#include "sim_setups.hpp"
 #include "record/view_set.hpp"
 
 namespace punctual::sim {
@@ -25,14 +26,7 @@ namespace {
 using std::chrono::milliseconds;
 using json = nlohmann::ordered_json;
 
-const std::vector<std::pair<const char*, double>> percentiles{
-    {"50", 50}, {"75", 75}, {"90", 90}, {"99", 99}, {"99.9", 99.9}, {"99.99", 99.99}, {"100", 100}};
 
-std::int64_t percentile_of(const std::vector<std::int64_t>& values, double p) {
-  hdr::histogram h(record::latency_params());
-  for (const auto v : values) h.record(v);
-  return h.value_at_percentile(p);
-}
 
 // Every percentile of `view` (a JSON object with percentiles_ns) is the one of `values`.
 void expect_percentiles(const json& view, const std::vector<std::int64_t>& values,
@@ -42,24 +36,6 @@ void expect_percentiles(const json& view, const std::vector<std::int64_t>& value
         << what << " p" << key;
   }
 }
-
-// A folder of its own for a test's files, removed with it.
-class scratch_dir {
- public:
-  explicit scratch_dir(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() / fmt::format("sim-{}-{}", name, getpid())) {
-    std::filesystem::create_directories(path_);
-  }
-  ~scratch_dir() { std::filesystem::remove_all(path_); }
-  std::string write(const std::string& file, const std::string& text) const {
-    const auto path = path_ / file;
-    std::ofstream(path) << text;
-    return path.string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 // The scenario of the truth test: 50 users a second for 3 s, each logging in, browsing and
 // buying, with uniform think times that spread the steps a stall released together.

@@ -12,6 +12,7 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
+#include "sim_setups.hpp"
 #include "record/view_set.hpp"
 #include "schedule/prng.hpp"
 
@@ -23,7 +24,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using json = nlohmann::ordered_json;
 
-constexpr const char* target = "http://127.0.0.1:8080/";
 constexpr nanoseconds period{2'500'000};  // -R400
 
 std::uint64_t number(const json& j) {

@@ -29,16 +29,6 @@ const char* name_of(precision_mode m) {
   return m == precision_mode::fine ? "fine" : "coarse";
 }
 
-// Runs `probe` at `offset` from the schedule's start. The start is fixed once the connections are
-// open (it comes 20 ms later); 1 ms into the run they are, so a first event then places the probe.
-void at_offset(simulation& sim, nanoseconds offset, std::function<void()> probe) {
-  world& w = sim.sim();
-  w.at(w.now() + milliseconds(1), [&sim, offset, probe = std::move(probe)] {
-    const nanoseconds start = sim.result().start.mono;
-    ASSERT_GT(start, sim.sim().now()) << "the schedule's start is not fixed 1 ms in";
-    sim.sim().at(start + offset, probe);
-  });
-}
 
 // How many outcomes the tap had recorded by each of `offsets`: finals() keeps the order they were
 // recorded in, so finals()[i] came after offsets[k] exactly when i >= (*counts)[k].
@@ -46,20 +36,11 @@ std::shared_ptr<std::vector<std::size_t>> count_outcomes_at(
     simulation& sim, const std::vector<nanoseconds>& offsets) {
   auto counts = std::make_shared<std::vector<std::size_t>>(offsets.size(), ~std::size_t{0});
   for (std::size_t k = 0; k < offsets.size(); ++k) {
-    at_offset(sim, offsets[k], [&sim, counts, k] { (*counts)[k] = sim.finals().size(); });
+    sim.at_offset(offsets[k], [&sim, counts, k] { (*counts)[k] = sim.finals().size(); });
   }
   return counts;
 }
 
-bool ran(simulation& sim) {
-  const bool ok = sim.run();
-  EXPECT_TRUE(ok) << sim.failure().value_or("");
-  if (ok) {
-    const auto problems = check_run(sim);
-    EXPECT_TRUE(problems.empty()) << describe(problems);
-  }
-  return ok;
-}
 
 // When the last byte of the answer to attempt `sim_id` reached the client (zero: none did).
 nanoseconds arrival_of_answer(const simulation& sim, std::uint64_t sim_id) {
@@ -114,7 +95,7 @@ TEST(sim_late_read, an_answer_stamped_after_its_deadline_is_a_timeout) {
       SCOPED_TRACE(std::string(name_of(mode)) + ", " + std::to_string(requests) + " requests");
       simulation sim(frozen(requests, milliseconds(300), thaw, mode));
       const auto counts = count_outcomes_at(sim, {thaw - nanoseconds(1)});
-      if (!ran(sim)) continue;
+      if (!ran_judged(sim)) continue;
       EXPECT_EQ(sim.result().measured.counts.planned, static_cast<std::uint64_t>(requests));
       EXPECT_EQ(count_of(sim, outcome::timeout), static_cast<std::uint64_t>(requests));
       EXPECT_EQ(sim.result().measured.counts.censored, static_cast<std::uint64_t>(requests));
@@ -135,7 +116,7 @@ TEST(sim_late_read, an_answer_stamped_before_its_deadline_but_read_after_it_is_o
       SCOPED_TRACE(std::string(name_of(mode)) + ", " + std::to_string(requests) + " requests");
       simulation sim(frozen(requests, milliseconds(50), thaw, mode));
       const auto counts = count_outcomes_at(sim, {thaw - nanoseconds(1)});
-      if (!ran(sim)) continue;
+      if (!ran_judged(sim)) continue;
       EXPECT_EQ(count_of(sim, outcome::ok), 1u);
       EXPECT_EQ(count_of(sim, outcome::timeout), static_cast<std::uint64_t>(requests - 1));
       const final_outcome* first = first_request(sim, *counts);
@@ -163,7 +144,7 @@ TEST(sim_late_read, answers_beyond_one_waits_events_are_read_before_the_deadline
     s.pauses = {{0, microseconds(100'500), microseconds(699'500)}};
     simulation sim(s);
     const auto counts = count_outcomes_at(sim, {milliseconds(800) - nanoseconds(1)});
-    if (!ran(sim)) continue;
+    if (!ran_judged(sim)) continue;
     EXPECT_EQ((*counts)[0], 0u);
     EXPECT_EQ(sim.result().measured.counts.planned, 300u);
     EXPECT_EQ(count_of(sim, outcome::ok), 300u);
@@ -182,7 +163,7 @@ TEST(sim_late_read, a_close_delimited_answer_follows_the_stamp_of_its_body) {
     s.server.shares[static_cast<std::size_t>(fate::close_delimited)] = 1;
     simulation sim(s);
     const auto counts = count_outcomes_at(sim, {thaw - nanoseconds(1)});
-    if (!ran(sim)) continue;
+    if (!ran_judged(sim)) continue;
     const final_outcome* first = first_request(sim, *counts);
     if (!first) continue;
     const nanoseconds deadline = first->t.intended + milliseconds(200);
@@ -210,8 +191,8 @@ TEST(sim_late_read, an_answer_after_the_attempt_deadline_retries_the_attempt) {
   retry.attempt_timeout = milliseconds(300);
   simulation sim(s);
   std::size_t retried_before_thaw = ~std::size_t{0};
-  at_offset(sim, late_thaw - nanoseconds(1), [&] { retried_before_thaw = sim.retried().size(); });
-  if (!ran(sim)) return;
+  sim.at_offset(late_thaw - nanoseconds(1), [&] { retried_before_thaw = sim.retried().size(); });
+  if (!ran_judged(sim)) return;
   EXPECT_EQ(retried_before_thaw, 0u);
   const auto& c = sim.result().measured.counts;
   EXPECT_EQ(c.planned, 1u);
@@ -248,7 +229,7 @@ TEST(sim_late_read, responses_read_at_the_next_send_are_dated_on_arrival) {
     for (std::size_t k = 1; k < n; ++k) just_before_each_send.push_back(gap * k - nanoseconds(1));
     simulation sim(s);
     const auto counts = count_outcomes_at(sim, just_before_each_send);
-    if (!ran(sim)) continue;
+    if (!ran_judged(sim)) continue;
     ASSERT_EQ(sim.finals().size(), n);
     EXPECT_EQ(count_of(sim, outcome::ok), n);
     const nanoseconds start = sim.result().start.mono;
@@ -294,7 +275,7 @@ TEST(sim_late_read, answers_either_side_of_a_deadline_between_ticks_follow_their
     for (std::size_t k = 0; k < n; ++k) deadlines.push_back(gap * k + s.config.timeout);
     simulation sim(s);
     const auto by_deadline = count_outcomes_at(sim, deadlines);
-    if (!ran(sim)) continue;
+    if (!ran_judged(sim)) continue;
     ASSERT_EQ(sim.finals().size(), n);
     const auto place = places_of(sim);
     std::size_t ok = 0, read_late_ok = 0, arrived_late = 0;

@@ -59,51 +59,10 @@ surroundings stalling_server() {
   return a;
 }
 
-// A pod: `punctual run ARGS` with --start-at `at`, as run_cli runs a command line. run_cli
-// cannot take --start-at, which the CLI checks against the real clock; this sets the parsed
-// config's instant on the virtual one instead and then does what run_cli does.
-cli_result run_pod(const std::vector<std::string>& args, const surroundings& around,
-                   nanoseconds at) {
-  cli_result out;
-  std::vector<std::string> command_line{"punctual", "run"};
-  command_line.insert(command_line.end(), args.begin(), args.end());
-  out.setup = cli::build_run(cli::parse_run_options(args), command_line);
-  out.setup.config.start_at = at;
-  setup s;
-  s.config = out.setup.config;
-  s.server = around.server;
-  s.up = around.up;
-  s.down = around.down;
-  s.pauses = around.pauses;
-  s.seed = around.seed;
-  out.sim = std::make_unique<simulation>(std::move(s));
-  simulation& sim = *out.sim;
-  analysis::interval_series series(analysis::slo_percentiles(out.setup.slos));
-  std::ostringstream hlog;
-  std::unique_ptr<hdr::interval_log_writer> log;
-  const run::config& c = sim.settings().config;
-  sim.set_sink([&](std::int64_t index, const record::view_set& v) {
-    series.add(v);
-    if (!log) {
-      const auto start = sim.result().start.unix + c.warmup;
-      log = std::make_unique<hdr::interval_log_writer>(hlog,
-                                                       static_cast<double>(start.count()) / 1e9);
-      log->write_header("[Logged with punctual 0.1.0]");
-    }
-    cli::write_interval(*log, index, v, c);
-  });
-  if (!sim.run()) {
-    out.exit_code = cli::exit_run_failed;
-    return out;
-  }
-  out.hlog = hlog.str();
-  out.verdicts = cli::judge(out.setup, sim.result(), series);
-  out.exit_code = cli::exit_code_for(sim.result(), out.verdicts);
-  std::ostringstream text;
-  report::write_json(text, c, sim.result(), out.verdicts);
-  out.json = text.str();
-  out.doc = json::parse(out.json);
-  return out;
+// A pod: `punctual run ARGS` with --start-at `at`.
+cli_result run_pod(const std::vector<std::string>& args, surroundings around, nanoseconds at) {
+  around.start_at = at;
+  return run_cli(args, around);
 }
 
 // Where the shards' reports go, removed with the program.

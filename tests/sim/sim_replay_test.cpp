@@ -17,6 +17,7 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
+#include "sim_setups.hpp"
 #include "schedule/stream.hpp"
 
 namespace punctual::sim {
@@ -26,7 +27,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using json = nlohmann::ordered_json;
 
-constexpr const char* target = "http://127.0.0.1:8080/";
 constexpr nanoseconds warmup = milliseconds(200);
 
 // An entry: its offset from the run's start and its name ("" for none).

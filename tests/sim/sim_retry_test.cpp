@@ -14,6 +14,7 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
+#include "sim_setups.hpp"
 #include "engine/pacer.hpp"
 #include "engine/retry.hpp"
 
@@ -25,7 +26,6 @@ using std::chrono::seconds;
 using json = nlohmann::ordered_json;
 using record::outcome;
 
-constexpr const char* target = "http://127.0.0.1:8080/";
 
 // A logical request: its final outcome and its attempts as they went out, by attempt number.
 struct chain {
@@ -65,13 +65,6 @@ surroundings server_failing(fate f, double share) {
   surroundings around;
   around.server.shares[static_cast<std::size_t>(f)] = share;
   return around;
-}
-
-cli_result run_judged(const std::vector<std::string>& args, const surroundings& around) {
-  cli_result r = run_cli(args, around);
-  const auto problems = check_run(*r.sim);
-  EXPECT_TRUE(problems.empty()) << describe(problems);
-  return r;
 }
 
 std::uint64_t number(const json& j) {

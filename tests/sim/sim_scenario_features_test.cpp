@@ -15,29 +15,12 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-// A folder of its own for a test's files, removed with it.
-class scratch_dir {
- public:
-  explicit scratch_dir(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() / fmt::format("sim-{}-{}", name, getpid())) {
-    std::filesystem::create_directories(path_);
-  }
-  ~scratch_dir() { std::filesystem::remove_all(path_); }
-  std::string write(const std::string& file, const std::string& text) const {
-    const auto path = path_ / file;
-    std::ofstream(path) << text;
-    return path.string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Runs scenario `text` (written as `name` in `dir`) and holds the run to every rule.
 cli_result run_scenario(const scratch_dir& dir, const std::string& name, const std::string& text,

@@ -2,7 +2,8 @@
 //   SIM_SEED=S        that seed alone (a failure prints its seed: this replays it);
 //   SIM_SEEDS=N       seeds 1..N (each test has its own default; make test-full asks for more);
 //   SIM_PART=K/P      the K-th of P equal parts of them (ctest runs the parts side by side).
-// Under a sanitizer a run costs ~30 times as much, so there a test runs 3/20 of its seeds.
+// Under a sanitizer a run costs ~30 times as much, so there a test runs 3/20 of its default
+// seeds, whatever SIM_SEEDS says.
 #pragma once
 
 #include <algorithm>
@@ -23,9 +24,10 @@ inline std::uint64_t env_number(const char* name, std::uint64_t otherwise) {
 // `count`: this test's share of SIM_SEEDS' default, as a fraction of 2,000 (the property test's).
 inline std::vector<std::uint64_t> seeds_to_run(std::uint64_t count) {
   if (const std::uint64_t one = env_number("SIM_SEED", 0)) return {one};
-  if (const std::uint64_t all = env_number("SIM_SEEDS", 0)) count = std::max<std::uint64_t>(1, all * count / 2000);
 #ifdef PUNCTUAL_SANITIZED
   count = std::max<std::uint64_t>(1, count * 3 / 20);
+#else
+  if (const std::uint64_t all = env_number("SIM_SEEDS", 0)) count = std::max<std::uint64_t>(1, all * count / 2000);
 #endif
   std::uint64_t part = 0, parts = 1;
   if (const char* p = std::getenv("SIM_PART"); p && *p) {

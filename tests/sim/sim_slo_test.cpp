@@ -25,19 +25,7 @@ using json = nlohmann::ordered_json;
 using record::outcome;
 using std::chrono::milliseconds;
 
-std::vector<std::string> command(std::initializer_list<std::string> args) {
-  std::vector<std::string> out(args);
-  out.emplace_back("http://127.0.0.1:8080/");
-  return out;
-}
 
-cli_result run_gated(const std::vector<std::string>& args, const surroundings& around = {}) {
-  cli_result r = run_cli(args, around);
-  const auto problems = check_run(*r.sim);
-  EXPECT_TRUE(problems.empty()) << describe(problems);
-  EXPECT_FALSE(r.doc.is_null()) << "no report";
-  return r;
-}
 
 // The one result of `expression`; every result carries every field.
 const json& slo_result(const json& doc, const std::string& expression) {
@@ -61,27 +49,6 @@ bool valid(const json& doc) {
   return doc["validity"]["valid"].get<bool>();
 }
 
-// A histogram of `value` over the measured requests that have one.
-hdr::histogram truth(
-    const simulation& sim,
-    const std::function<std::optional<std::int64_t>(const final_outcome&)>& value) {
-  hdr::histogram h(record::latency_params());
-  for (const auto& f : sim.finals()) {
-    if (f.t.accounted_at() < sim.result().measure_start) continue;
-    if (const auto v = value(f)) h.record(*v);
-  }
-  return h;
-}
-
-std::optional<std::int64_t> response_of(const final_outcome& f) {
-  if (f.outcome == outcome::dropped || f.outcome == outcome::skipped) return std::nullopt;
-  return (f.at - f.t.intended).count();
-}
-
-std::optional<std::int64_t> service_of(const final_outcome& f) {
-  if (f.outcome != outcome::ok && f.outcome != outcome::http_error) return std::nullopt;
-  return (f.at - f.t.sent).count();
-}
 
 double point(const simulation& sim, double p, decltype(response_of) view = response_of) {
   return static_cast<double>(truth(sim, view).value_at_percentile(p));
@@ -91,7 +58,7 @@ double point(const simulation& sim, double p, decltype(response_of) view = respo
 // verdict on response time can be given, so 4.
 TEST(sim_slo, exit_4_when_an_slo_passes_on_an_invalid_run) {
   const cli_result r =
-      run_gated(command({"-t", "1", "-c", "4", "-R", "200", "-d", "3s", "--slo", "p99.99<1s"}));
+      run_judged(command({"-t", "1", "-c", "4", "-R", "200", "-d", "3s", "--slo", "p99.99<1s"}));
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_FALSE(valid(r.doc));
   const json& s = slo_result(r.doc, "p99.99<1s");
@@ -114,7 +81,7 @@ std::vector<std::string> one_connection(const std::string& slo) {
 
 // The server fails p50<=1ms before any generator delay: that verdict stands, 3 over 4.
 TEST(sim_slo, exit_3_over_4_when_service_time_alone_fails) {
-  const cli_result r = run_gated(one_connection("p50<=1ms"), five_ms_server());
+  const cli_result r = run_judged(one_connection("p50<=1ms"), five_ms_server());
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_FALSE(valid(r.doc));
   const json& s = slo_result(r.doc, "p50<=1ms");
@@ -127,7 +94,7 @@ TEST(sim_slo, exit_3_over_4_when_service_time_alone_fails) {
 // p99<=50ms fails on response time (queueing behind -c 1) but the 5 ms server passes it on
 // service time: the invalid run cannot say whose fault it is, so 4.
 TEST(sim_slo, exit_4_when_only_response_time_fails_an_invalid_run) {
-  const cli_result r = run_gated(one_connection("p99<=50ms"), five_ms_server());
+  const cli_result r = run_judged(one_connection("p99<=50ms"), five_ms_server());
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_FALSE(valid(r.doc));
   const json& s = slo_result(r.doc, "p99<=50ms");
@@ -147,7 +114,7 @@ surroundings exponential_10ms_server() {
 
 TEST(sim_slo, exit_3_on_a_valid_run_whose_service_time_fails_too) {
   const cli_result r =
-      run_gated(command({"-t", "1", "-c", "32", "-R", "200", "-d", "1s", "--slo", "p50<=1us"}),
+      run_judged(command({"-t", "1", "-c", "32", "-R", "200", "-d", "1s", "--slo", "p50<=1us"}),
                 exponential_10ms_server());
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(valid(r.doc)) << r.text;
@@ -164,7 +131,7 @@ TEST(sim_slo, exit_3_on_a_valid_run_whose_service_time_fails_too) {
 cli_result stall_run() {
   surroundings around;
   around.server.stalls = {{milliseconds(3000), milliseconds(4000)}};
-  return run_gated(command({"-t", "1", "-c", "4", "-R", "200", "-d", "7s", "--slo", "p99<=100ms"}),
+  return run_judged(command({"-t", "1", "-c", "4", "-R", "200", "-d", "7s", "--slo", "p99<=100ms"}),
                    around);
 }
 
@@ -242,7 +209,7 @@ std::vector<std::string> bound_run(std::initializer_list<std::string> gate) {
 // A threshold between p99 and its upper 95% bound: the point estimate passes it, the upper
 // bound does not. The same seed gives the same run each time, so the three runs agree.
 TEST(sim_slo, the_upper_bound_fails_where_the_point_estimate_passes) {
-  const cli_result first = run_gated(bound_run({"--slo", "p99<=1s"}), exponential_10ms_server());
+  const cli_result first = run_judged(bound_run({"--slo", "p99<=1s"}), exponential_10ms_server());
   EXPECT_EQ(first.exit_code, 0);
   EXPECT_TRUE(valid(first.doc)) << first.text;
   const json& loose = slo_result(first.doc, "p99<=1s");
@@ -255,7 +222,7 @@ TEST(sim_slo, the_upper_bound_fails_where_the_point_estimate_passes) {
   ASSERT_GE(upper - p99, 1'000'000) << "p99 and its upper bound are too close to split";
   const std::string expression = "p99<=" + std::to_string((p99 + upper) / 2 / 1000) + "us";
 
-  const cli_result strict = run_gated(bound_run({"--slo-bound", "upper", "--slo", expression}),
+  const cli_result strict = run_judged(bound_run({"--slo-bound", "upper", "--slo", expression}),
                                       exponential_10ms_server());
   EXPECT_EQ(strict.exit_code, 3);
   EXPECT_TRUE(valid(strict.doc));
@@ -264,7 +231,7 @@ TEST(sim_slo, the_upper_bound_fails_where_the_point_estimate_passes) {
   EXPECT_EQ(s["figure"], upper);
   EXPECT_FALSE(s["pass"].get<bool>());
 
-  const cli_result lenient = run_gated(bound_run({"--slo-bound", "point", "--slo", expression}),
+  const cli_result lenient = run_judged(bound_run({"--slo-bound", "point", "--slo", expression}),
                                        exponential_10ms_server());
   EXPECT_EQ(lenient.exit_code, 0);
   const json& l = slo_result(lenient.doc, expression);
@@ -280,7 +247,7 @@ cli_result closed_run(std::initializer_list<std::string> extra) {
                                 "1s", "--model", "closed", "--slo", "p99<1us"};
   args.insert(args.end(), extra);
   args.emplace_back("http://127.0.0.1:8080/");
-  return run_gated(args, around);
+  return run_judged(args, around);
 }
 
 // A closed run's latencies hide the waits its users never made: without a correction the gate

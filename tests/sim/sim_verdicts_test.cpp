@@ -26,20 +26,6 @@ using json = nlohmann::ordered_json;
 using record::outcome;
 using std::chrono::milliseconds;
 
-std::vector<std::string> command(std::initializer_list<std::string> args) {
-  std::vector<std::string> out(args);
-  out.emplace_back("http://127.0.0.1:8080/");
-  return out;
-}
-
-cli_result run_judged(const std::vector<std::string>& args, const surroundings& around = {}) {
-  cli_result r = run_cli(args, around);
-  const auto problems = check_run(*r.sim);
-  EXPECT_TRUE(problems.empty()) << describe(problems);
-  EXPECT_FALSE(r.doc.is_null()) << "no report";
-  return r;
-}
-
 const json& check_named(const json& doc, const std::string& name) {
   static const json none;
   for (const auto& c : doc["validity"]["checks"]) {
@@ -114,28 +100,6 @@ void expect_consistent(const cli_result& r, const std::set<std::string>& gated =
 
 bool measured(const simulation& sim, const final_outcome& f) {
   return f.t.accounted_at() >= sim.result().measure_start;
-}
-
-// A histogram of `value` over the measured requests that have one.
-hdr::histogram truth(
-    const simulation& sim,
-    const std::function<std::optional<std::int64_t>(const final_outcome&)>& value) {
-  hdr::histogram h(record::latency_params());
-  for (const auto& f : sim.finals()) {
-    if (!measured(sim, f)) continue;
-    if (const auto v = value(f)) h.record(*v);
-  }
-  return h;
-}
-
-std::optional<std::int64_t> response_of(const final_outcome& f) {
-  if (f.outcome == outcome::dropped || f.outcome == outcome::skipped) return std::nullopt;
-  return (f.at - f.t.intended).count();
-}
-
-std::optional<std::int64_t> service_of(const final_outcome& f) {
-  if (f.outcome != outcome::ok && f.outcome != outcome::http_error) return std::nullopt;
-  return (f.at - f.t.sent).count();
 }
 
 std::optional<std::int64_t> lag_of(const final_outcome& f) {

@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "http/codec_factory.hpp"
 
 namespace punctual::sim {
@@ -19,7 +21,8 @@ class tagging_codec final : public http::codec {
     std::string& bytes = tagged_[slot];
     bytes.assign(request.bytes);
     const std::size_t end = bytes.find("\r\n\r\n");
-    if (end != std::string::npos) bytes.insert(end + 2, "x-sim-id: " + std::to_string(pending_) + "\r\n");
+    // Of fixed width, so that the tag never makes one request a byte longer than another.
+    if (end != std::string::npos) bytes.insert(end + 2, fmt::format("x-sim-id: {:012}\r\n", pending_));
     http::outgoing_request tagged = request;
     tagged.bytes = bytes;
     return inner_->begin(slot, tagged);
@@ -123,6 +126,7 @@ bool simulation::run() {
     if (p.worker < pollers_.size()) pollers_[p.worker]->pause(start + p.from, start + p.from + p.length);
   }
   if (setup_.interrupt_at) world_->at(start + *setup_.interrupt_at, [this] { run_->interrupt(); });
+  for (auto& [offset, probe] : probes_) world_->at(start + offset, std::move(probe));
   auto& workers = run_->workers();
   running_ = static_cast<std::uint32_t>(workers.size());
   last_turn_.assign(workers.size(), nanoseconds{-1});

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -77,6 +78,12 @@ class simulation final : private engine::request_tap {
 
   // Where each interval goes as the collector emits it (before run()).
   void set_sink(engine::interval_sink sink) { sink_ = std::move(sink); }
+  // Runs `probe` at `offset` from the schedule's start (before run(): the start is fixed once
+  // the connections are open), e.g. to look at the run then, or to change the server.
+  void at_offset(nanoseconds offset, std::function<void()> probe) {
+    probes_.emplace_back(offset, std::move(probe));
+  }
+  scripted_server& server() noexcept { return *server_; }
   // Runs to the end of the drain. False when the run could not start (failure() says why).
   bool run();
 
@@ -117,6 +124,7 @@ class simulation final : private engine::request_tap {
   engine::interval_sink sink_;
   run::result result_;
   std::optional<std::string> failure_;
+  std::vector<std::pair<nanoseconds, std::function<void()>>> probes_;
   std::uint32_t running_ = 0;
   std::vector<nanoseconds> last_turn_;
   std::vector<std::uint64_t> turns_at_once_;

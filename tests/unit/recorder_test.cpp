@@ -83,9 +83,10 @@ TEST(recorder, attempts_are_counted_apart_from_the_one_outcome) {
   request_times first = times_at(measure_start + milliseconds(500));
   r.on_planned(first.intended);
   r.on_sent(first, 10);
-  r.on_attempt_failed(first, first.sent + milliseconds(1), retry_cause::status_5xx, true);
+  r.on_attempt_failed(first, first.sent + milliseconds(1), true);
   request_times second = first;
   second.attempt = 1;
+  second.why = retry_cause::status_5xx;
   second.due = first.intended + milliseconds(800);  // in the next second
   second.dispatched = second.due + nanoseconds(500);
   second.sent = second.dispatched;
