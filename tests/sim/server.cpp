@@ -55,7 +55,6 @@ int status_of(fate f) noexcept {
   }
 }
 
-
 nanoseconds service_time::draw(world& w) const {
   switch (shape) {
     case kind::constant:

@@ -61,7 +61,6 @@ cli_result fault_run(fate f,
   return judged_run(args, around);
 }
 
-
 std::uint64_t errors_of(const simulation& sim, socket_reason why) {
   return sim.result().measured.counts.socket_errors[record::index(why)];
 }
@@ -308,7 +307,6 @@ setup setup_of(std::vector<std::string> args, const surroundings& around) {
   return s;
 }
 
-
 std::uint64_t sim_id_in(std::string_view head) {
   const std::size_t at = head.find("x-sim-id: ");
   return at == std::string_view::npos ? 0 : std::stoull(std::string(head.substr(at + 10, 20)));
@@ -348,7 +346,6 @@ TEST(sim_faults, a_late_answer_never_completes_another_request) {
   // The situation arose often enough for the check to mean something.
   EXPECT_GE(outlived, c.planned * 15 / 100);
 }
-
 
 // The closed model keeps reopening every connection, each try a counted connect failure, as soon
 // as the 10 ms reconnect backoff allows, until the window ends; it does not run on quietly with

@@ -168,7 +168,6 @@ std::uint64_t response_bytes(std::size_t body) {
   return 9 + static_cast<std::uint64_t>(coded) + 9 + body;
 }
 
-
 std::uint64_t number(const json& j) {
   return j.get<std::uint64_t>();
 }

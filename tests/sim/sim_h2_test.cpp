@@ -22,8 +22,6 @@ namespace {
 using std::chrono::milliseconds;
 using json = nlohmann::ordered_json;
 
-
-
 // Every percentile of view `view` in the JSON is the one of `values`, exactly.
 void expect_view(const json& doc, const char* view, const std::vector<std::int64_t>& values) {
   for (const auto& [key, p] : percentiles) {
@@ -106,7 +104,6 @@ TEST(sim_h2, truth_over_two_connections_of_100_streams) {
 TEST(sim_h2, truth_at_5000_per_second) {
   expect_truth(h2_stall_run(5000, 2, 100, stall), 5000, 2, stall);
 }
-
 
 // One connection of 10 streams: the stall fills them at its start and the requests due after
 // wait in the generator's queue for a stream. The truth holds all the same, and the waiting is

@@ -26,8 +26,6 @@ namespace {
 using std::chrono::milliseconds;
 using json = nlohmann::ordered_json;
 
-
-
 // Every percentile of `view` (a JSON object with percentiles_ns) is the one of `values`.
 void expect_percentiles(const json& view, const std::vector<std::int64_t>& values,
                         const std::string& what) {

@@ -29,7 +29,6 @@ const char* name_of(precision_mode m) {
   return m == precision_mode::fine ? "fine" : "coarse";
 }
 
-
 // How many outcomes the tap had recorded by each of `offsets`: finals() keeps the order they were
 // recorded in, so finals()[i] came after offsets[k] exactly when i >= (*counts)[k].
 std::shared_ptr<std::vector<std::size_t>> count_outcomes_at(
@@ -40,7 +39,6 @@ std::shared_ptr<std::vector<std::size_t>> count_outcomes_at(
   }
   return counts;
 }
-
 
 // When the last byte of the answer to attempt `sim_id` reached the client (zero: none did).
 nanoseconds arrival_of_answer(const simulation& sim, std::uint64_t sim_id) {

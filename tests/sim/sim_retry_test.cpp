@@ -26,7 +26,6 @@ using std::chrono::seconds;
 using json = nlohmann::ordered_json;
 using record::outcome;
 
-
 // A logical request: its final outcome and its attempts as they went out, by attempt number.
 struct chain {
   const final_outcome* end = nullptr;

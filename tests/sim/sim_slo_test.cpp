@@ -25,8 +25,6 @@ using json = nlohmann::ordered_json;
 using record::outcome;
 using std::chrono::milliseconds;
 
-
-
 // The one result of `expression`; every result carries every field.
 const json& slo_result(const json& doc, const std::string& expression) {
   static const json none;
@@ -48,7 +46,6 @@ const json& slo_result(const json& doc, const std::string& expression) {
 bool valid(const json& doc) {
   return doc["validity"]["valid"].get<bool>();
 }
-
 
 double point(const simulation& sim, double p, decltype(response_of) view = response_of) {
   return static_cast<double>(truth(sim, view).value_at_percentile(p));
