@@ -21,7 +21,7 @@
 #include "server_state.hpp"
 #include "sim_setups.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::faults_cases {
 namespace {
 
 using record::outcome;
@@ -395,4 +395,4 @@ TEST(sim_faults, the_closed_model_reopens_its_connections_when_the_server_goes_a
   EXPECT_GE(connects, 4u * 90);
 }
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::faults_cases

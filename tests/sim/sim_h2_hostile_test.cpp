@@ -25,7 +25,7 @@
 #include "sim_setups.hpp"
 #include "record/view_set.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::h2_hostile_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -530,4 +530,4 @@ TEST(sim_h2_hostile, one_stream_at_a_time_and_the_rest_queue) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::h2_hostile_cases

@@ -16,7 +16,7 @@
 #include "sim_setups.hpp"
 #include "record/view_set.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::h2_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -247,4 +247,4 @@ TEST(sim_h2, options_http2_cannot_honour_are_refused) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::h2_cases

@@ -20,7 +20,7 @@
 #include "sim_setups.hpp"
 #include "record/view_set.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::hybrid_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -235,4 +235,4 @@ TEST(sim_hybrid, the_documented_example_runs_as_documented) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::hybrid_cases

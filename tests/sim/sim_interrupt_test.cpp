@@ -16,7 +16,7 @@
 #include "record/view_set.hpp"
 #include "schedule/prng.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::interrupt_cases {
 namespace {
 
 using std::chrono::microseconds;
@@ -135,4 +135,4 @@ TEST(sim_interrupt, the_drain_is_outside_the_window) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::interrupt_cases

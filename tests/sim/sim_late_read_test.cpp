@@ -17,7 +17,7 @@
 
 #include "sim_setups.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::late_read_cases {
 namespace {
 
 using record::outcome;
@@ -296,4 +296,4 @@ TEST(sim_late_read, answers_either_side_of_a_deadline_between_ticks_follow_their
   }
 }
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::late_read_cases

@@ -30,7 +30,7 @@
 #include "record/view_set.hpp"
 #include "schedule/schedule.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::merge_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -562,4 +562,4 @@ TEST(sim_merge, refusals_exit_2_with_one_line) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::merge_cases

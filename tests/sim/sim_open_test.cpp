@@ -4,7 +4,7 @@
 #include "simulation.hpp"
 #include "sim_setups.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::open_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -42,4 +42,4 @@ TEST(sim_open, a_stall_delays_every_answer_due_in_it) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::open_cases

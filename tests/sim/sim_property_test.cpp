@@ -9,7 +9,7 @@
 #include "random_setup.hpp"
 #include "sim_seeds.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::property_cases {
 namespace {
 
 TEST(sim_property, every_rule_holds_in_random_scenarios) {
@@ -31,4 +31,4 @@ TEST(sim_property, every_rule_holds_in_random_scenarios) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::property_cases

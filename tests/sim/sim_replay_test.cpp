@@ -20,7 +20,7 @@
 #include "sim_setups.hpp"
 #include "schedule/stream.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::replay_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -179,4 +179,4 @@ TEST(sim_replay, a_duration_cuts_the_trace) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::replay_cases

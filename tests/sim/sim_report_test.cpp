@@ -7,7 +7,7 @@
 
 #include "cli_run.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::report_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -46,4 +46,4 @@ TEST(sim_report, one_seed_gives_a_bit_identical_json_report) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::report_cases

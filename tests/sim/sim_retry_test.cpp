@@ -18,7 +18,7 @@
 #include "engine/pacer.hpp"
 #include "engine/retry.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::retry_cases {
 namespace {
 
 using std::chrono::milliseconds;
@@ -531,4 +531,4 @@ TEST(sim_retry, retries_by_cause_count_only_the_retries_sent_after_an_interrupti
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::retry_cases

@@ -17,7 +17,7 @@
 #include "cli_run.hpp"
 #include "sim_setups.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::scenario_features_cases {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -301,4 +301,4 @@ TEST(sim_scenario_features, each_user_has_a_connection_of_its_own) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::scenario_features_cases

@@ -17,7 +17,7 @@
 #include "schedule/prng.hpp"
 #include "sim_seeds.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::shards_cases {
 namespace {
 
 using std::chrono::microseconds;
@@ -133,4 +133,4 @@ TEST(sim_shards, merged_shards_add_up_exactly) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::shards_cases

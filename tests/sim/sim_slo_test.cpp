@@ -18,7 +18,7 @@
 #include "record/view_set.hpp"
 #include "sim_setups.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::slo_cases {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -298,4 +298,4 @@ TEST(sim_slo, bad_expressions_are_refused_before_anything_is_sent) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::slo_cases

@@ -12,7 +12,7 @@
 #include "random_setup.hpp"
 #include "sim_seeds.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::threads_cases {
 namespace {
 
 // What a run planned: each request's index, step, name and intended time. A hybrid user's later
@@ -79,4 +79,4 @@ TEST(sim_threads, one_and_two_threads_plan_the_same_requests) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::threads_cases

@@ -19,7 +19,7 @@
 #include "record/view_set.hpp"
 #include "sim_setups.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::verdicts_cases {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -419,4 +419,4 @@ TEST(sim_verdicts, fine_timers_keep_the_poisson_gaps) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::verdicts_cases

@@ -18,7 +18,7 @@
 #include "record/view_set.hpp"
 #include "sim_setups.hpp"
 
-namespace punctual::sim {
+namespace punctual::sim::worst_second_cases {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -211,4 +211,4 @@ TEST(sim_worst_second, a_generator_that_cannot_run_is_the_cause) {
 }
 
 }  // namespace
-}  // namespace punctual::sim
+}  // namespace punctual::sim::worst_second_cases
