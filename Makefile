@@ -29,7 +29,7 @@ test-full: build
 	FULL=1 SIM_SEEDS=50000 bash scripts/run-tests.sh
 
 fuzz: deps
-	CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON
+	CC=clang CXX=clang++ cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON -DPUNCTUAL_FUZZ_COVERAGE=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-300} bash scripts/run-fuzz.sh $(SAN_BUILD)
 
