@@ -119,19 +119,22 @@ quiet_build() {  # quiet_build ARGS...: cmake --build without ninja's progress l
 }
 
 # The sanitizer trees get CMAKE_CXX_FLAGS on every configure, so a broken run's flag does not
-# stay in their cache. -g1 (line tables only) keeps file:line in sanitizer reports at a fraction
-# of full debug information's compile time.
+# stay in their cache. They build without debug information and in unity batches of 16: the
+# ASan build took 138 s alone with -g1 and batches of 8, 98 s so (measured on 2 cores). Reports
+# still name every function; SAN_DEBUG=-g1 puts file:line in them (line tables only).
+SAN_DEBUG=${SAN_DEBUG:--g0}
 san_build() {
   CC=clang CXX=clang++ cmake -S . -B "$SAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DPUNCTUAL_SANITIZE=ON -DPUNCTUAL_FUZZ=ON -DPUNCTUAL_FUZZ_COVERAGE=OFF \
-    "-DCMAKE_CXX_FLAGS=$SAN_CXXFLAGS" >/dev/null
+    "-DCMAKE_CXX_FLAGS_DEBUG=$SAN_DEBUG" -DPUNCTUAL_UNITY_BATCH=16 -DPUNCTUAL_SANITIZE=ON \
+    -DPUNCTUAL_FUZZ=ON -DPUNCTUAL_FUZZ_COVERAGE=OFF "-DCMAKE_CXX_FLAGS=$SAN_CXXFLAGS" >/dev/null
   quiet_build "$SAN_BUILD" -j "$JOBS"
 }
 
 # TSan: the recorder and engine tests only (they link just their units, so this stays quick).
 tsan_tests() {
   CC=clang CXX=clang++ cmake -S . -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DPUNCTUAL_TSAN=ON "-DCMAKE_CXX_FLAGS=$TSAN_CXXFLAGS" >/dev/null
+    "-DCMAKE_CXX_FLAGS_DEBUG=$SAN_DEBUG" -DPUNCTUAL_UNITY_BATCH=16 -DPUNCTUAL_TSAN=ON \
+    "-DCMAKE_CXX_FLAGS=$TSAN_CXXFLAGS" >/dev/null
   quiet_build "$TSAN_BUILD" -j "$JOBS" --target recorder_test engine_run_test intended_seconds_test
   TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/recorder_test" --gtest_brief=1
   TSAN_OPTIONS=halt_on_error=1 "$TSAN_BUILD/tests/engine_run_test" --gtest_brief=1
@@ -175,7 +178,7 @@ punctual=$BUILD/punctual
 [[ $BREAK == interop ]] && punctual=$BUILD/no-such-punctual
 
 export -f quiet_build san_build tsan_tests san_one san_integration
-export SAN_BUILD TSAN_BUILD JOBS SAN_CXXFLAGS TSAN_CXXFLAGS
+export SAN_BUILD TSAN_BUILD JOBS SAN_CXXFLAGS TSAN_CXXFLAGS SAN_DEBUG
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
