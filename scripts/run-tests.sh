@@ -2,8 +2,9 @@
 # The whole test suite, as `make test` runs it (after `make build`):
 #   1. the normal build brought up to date, then every test in it (unit + integration against
 #      nginx and `punctual serve`);
-#   2. the ASan+UBSan build (clang): unit tests (the simulation's included) and a subset of the
-#      integration tests (bad input, hostile TLS servers); TSan on the recorder and engine tests;
+#   2. the ASan+UBSan build (clang): the simulation's tests, the unit tests with executables of
+#      their own (tests/CMakeLists.txt says why not the rest) and a subset of the integration
+#      tests (bad input, hostile TLS servers); TSan on the recorder and engine tests;
 #   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 8, all targets at once);
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
 # The tests that time something run first, alone, right after the normal build. Then the
@@ -126,7 +127,8 @@ SAN_DEBUG=${SAN_DEBUG:--g0}
 san_build() {
   CC=clang CXX=clang++ cmake -S . -B "$SAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     "-DCMAKE_CXX_FLAGS_DEBUG=$SAN_DEBUG" -DPUNCTUAL_UNITY_BATCH=16 -DPUNCTUAL_SANITIZE=ON \
-    -DPUNCTUAL_FUZZ=ON -DPUNCTUAL_FUZZ_COVERAGE=OFF "-DCMAKE_CXX_FLAGS=$SAN_CXXFLAGS" >/dev/null
+    -DPUNCTUAL_FUZZ=ON -DPUNCTUAL_FUZZ_COVERAGE=OFF -DPUNCTUAL_SHARED_UNIT_TESTS=OFF \
+    "-DCMAKE_CXX_FLAGS=$SAN_CXXFLAGS" >/dev/null
   quiet_build "$SAN_BUILD" -j "$JOBS"
 }
 
