@@ -378,6 +378,18 @@ def too_few_samples_only(result):
     return bool(unresolved) and failed <= excused
 
 
+def steal_ms(cpu=None):
+    """The host's steal time so far (ms): time it did not run this VM's CPU `cpu`, or any of its
+    CPUs (None), from /proc/stat. A test whose point is real time may take a run again on this
+    evidence, and only on it (tests/README.md)."""
+    with open("/proc/stat") as f:
+        for line in f:
+            fields = line.split()
+            if fields[0] == ("cpu" if cpu is None else f"cpu{cpu}"):
+                return 10 * (int(fields[8]) if len(fields) > 8 else 0)
+    return 0
+
+
 # The longest a generator may be late for the host's sake in an accounting test (see below).
 HOST_PAUSE_NS = 300_000_000
 

@@ -6,7 +6,9 @@ What the simulation cannot show is a worker's CPU share, which is the thread's o
 against the wall clock (a simulated worker spends no CPU): a spinning worker costs a whole core
 and must warn, a sleeping one must not, and neither may gate. It needs CPU 1 to itself: a
 spinner that shares its CPU with another busy process gets less of the wall clock (a run beside
-two compilers measured 79%), which is why it runs with the timing tests, alone.
+two compilers measured 79%), which is why it runs with the timing tests, alone. A host that
+steals CPU 1 takes the wall clock from it too (one run had 48%): the spinning case is taken again,
+up to 3 runs, only when the host stole CPU 1 for a tenth of the run (/proc/stat).
 
 Usage: python3 test_verdicts.py PATH_TO_PUNCTUAL
 """
@@ -53,9 +55,21 @@ def cpu_checks(binary, args):
     return result, cpu[0]
 
 
+# A run is taken again (up to this many in all) only when the host stole CPU 1 for at least a
+# tenth of it: the worker's share of the wall clock is then the host's doing (tests/README.md).
+MAX_TRIES = 3
+
+
 def spinning_worker_warns(binary):
     """--precision spin never idles: its worker uses a whole core, and says so."""
-    result, c = cpu_checks(binary, ["-t1", "-c4", "-R600", "-d2s", "--precision", "spin"])
+    for attempt in range(1, MAX_TRIES + 1):
+        stolen = harness.steal_ms(1)
+        result, c = cpu_checks(binary, ["-t1", "-c4", "-R600", "-d2s", "--precision", "spin"])
+        stolen = harness.steal_ms(1) - stolen
+        if c["figure"] > 0.9 or attempt == MAX_TRIES or stolen < 0.1 * result.wall_s * 1000:
+            break
+        print(f"     (the host stole CPU 1 for {stolen} ms of the {result.wall_s:.1f} s run, and "
+              f"the worker had {c['figure']:.2f} of the wall clock: taken again)", flush=True)
     check(not c["pass"] and c["figure"] > 0.9,
           f"a spinning worker does not warn about its CPU: {c}")
     check("use more threads" in c["note"], f"the note: {c['note']!r}")
