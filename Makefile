@@ -4,7 +4,7 @@ BUILD ?= build
 SAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 8
 
-.PHONY: all deps build demo test test-unit test-asan test-fuzz test-interop test-full fuzz bench clean format
+.PHONY: all deps build demo test test-unit test-asan test-fuzz test-interop test-full fuzz bench clean format format-check
 
 all: build
 
@@ -37,8 +37,11 @@ bench: deps
 	cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_BENCH=ON -DPUNCTUAL_TESTS=OFF
 	cmake --build build-bench -j $(JOBS)
 
-format:
-	find src include tests bench fuzz -name '*.[ch]pp' | xargs clang-format -i
+format: deps
+	scripts/format.sh
+
+format-check: deps
+	scripts/format.sh --check
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) build-bench build-tsan

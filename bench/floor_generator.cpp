@@ -482,7 +482,8 @@ int main(int argc, char** argv) {
       usage();
     }
   }
-  if ((cacert && !tls) || (resume && (!tls || keepalive)) || (receive_stamps && (tls || !keepalive))) {
+  if ((cacert && !tls) || (resume && (!tls || keepalive)) ||
+      (receive_stamps && (tls || !keepalive))) {
     usage();
   }
   prctl(PR_SET_TIMERSLACK, 1);

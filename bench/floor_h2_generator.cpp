@@ -73,9 +73,9 @@ struct connection {
   int fd = -1;
   std::uint32_t next_stream = 1;
   int in_flight = 0;
-  std::string out;       // frames framed this turn, written once
-  std::string pending;   // a frame header split across reads
-  std::size_t skip = 0;  // payload bytes of the current frame still to skip
+  std::string out;                   // frames framed this turn, written once
+  std::string pending;               // a frame header split across reads
+  std::size_t skip = 0;              // payload bytes of the current frame still to skip
   std::vector<nanoseconds> sent_at;  // measure: by (stream id / 2) mod stream_ring
 };
 
@@ -223,8 +223,9 @@ int main(int argc, char** argv) {
   if ((argc != 7 && (argc != 8 || std::strcmp(argv[7], "measure") != 0)) ||
       (std::strcmp(argv[1], "coarse") != 0 && std::strcmp(argv[1], "tick") != 0 &&
        std::strcmp(argv[1], "fine") != 0)) {
-    std::fprintf(stderr, "usage: floor_h2_generator coarse|tick|fine PORT RATE CONNECTIONS STREAMS "
-                         "SECONDS [measure]\n");
+    std::fprintf(stderr,
+                 "usage: floor_h2_generator coarse|tick|fine PORT RATE CONNECTIONS STREAMS "
+                 "SECONDS [measure]\n");
     return 2;
   }
   const int port = std::atoi(argv[2]);
@@ -272,9 +273,10 @@ int main(int argc, char** argv) {
   g.gap = nanoseconds(static_cast<long long>(1e9 / rate));
   g.start = now() + std::chrono::milliseconds(50);  // the server's SETTINGS are read by then
   g.run(static_cast<long>(rate * seconds));
-  std::printf("{\"planned\": %ld, \"sent\": %ld, \"completed\": %ld, \"sleeps\": %ld, "
-              "\"wakeups\": %ld",
-              g.planned, g.sent, g.completed, g.sleeps, g.wakeups);
+  std::printf(
+      "{\"planned\": %ld, \"sent\": %ld, \"completed\": %ld, \"sleeps\": %ld, "
+      "\"wakeups\": %ld",
+      g.planned, g.sent, g.completed, g.sleeps, g.wakeups);
   if (g.measure) {
     std::printf(", \"late\": %ld, \"mean_service_ns\": %.0f", g.late,
                 g.completed ? static_cast<double>(g.service_sum.count()) / g.completed : 0.0);

@@ -31,10 +31,18 @@ void bench_next(benchmark::State& state, arrival_kind kind, bool ramp) {
   state.SetItemsProcessed(state.iterations());
 }
 
-void constant_next(benchmark::State& state) { bench_next(state, arrival_kind::constant, false); }
-void poisson_next(benchmark::State& state) { bench_next(state, arrival_kind::poisson, false); }
-void ramp_constant_next(benchmark::State& state) { bench_next(state, arrival_kind::constant, true); }
-void ramp_poisson_next(benchmark::State& state) { bench_next(state, arrival_kind::poisson, true); }
+void constant_next(benchmark::State& state) {
+  bench_next(state, arrival_kind::constant, false);
+}
+void poisson_next(benchmark::State& state) {
+  bench_next(state, arrival_kind::poisson, false);
+}
+void ramp_constant_next(benchmark::State& state) {
+  bench_next(state, arrival_kind::constant, true);
+}
+void ramp_poisson_next(benchmark::State& state) {
+  bench_next(state, arrival_kind::poisson, true);
+}
 
 BENCHMARK(constant_next)->Arg(1)->Arg(4);
 BENCHMARK(poisson_next)->Arg(1)->Arg(4);

@@ -37,7 +37,8 @@ nanoseconds cpu_time() {
 }
 
 timespec to_timespec(nanoseconds t) {
-  return {static_cast<time_t>(t.count() / 1'000'000'000), static_cast<long>(t.count() % 1'000'000'000)};
+  return {static_cast<time_t>(t.count() / 1'000'000'000),
+          static_cast<long>(t.count() % 1'000'000'000)};
 }
 
 struct waiter {
@@ -83,9 +84,11 @@ int main(int argc, char** argv) {
   }
   prctl(PR_SET_TIMERSLACK, 1);  // as punctual's workers do
   const waiter w;
-  std::printf("%-16s %8s %14s %14s %14s\n", "method", "sleep", "CPU/sleep us", "wall/sleep us", "late us");
+  std::printf("%-16s %8s %14s %14s %14s\n", "method", "sleep", "CPU/sleep us", "wall/sleep us",
+              "late us");
   for (const std::string_view method : {"clock_nanosleep", "epoll_pwait2", "timerfd", "spin"}) {
-    for (const microseconds length : {microseconds(20), microseconds(50), microseconds(200), microseconds(1000)}) {
+    for (const microseconds length :
+         {microseconds(20), microseconds(50), microseconds(200), microseconds(1000)}) {
       nanoseconds late{};
       const nanoseconds cpu0 = cpu_time();
       const nanoseconds wall0 = now();
@@ -95,9 +98,10 @@ int main(int argc, char** argv) {
         late += now() - deadline;
       }
       const double n = iterations * 1000.0;
-      std::printf("%-16.*s %6ldus %14.2f %14.2f %14.2f\n", static_cast<int>(method.size()), method.data(),
-                  static_cast<long>(length.count()), static_cast<double>((cpu_time() - cpu0).count()) / n,
-                  static_cast<double>((now() - wall0).count()) / n, static_cast<double>(late.count()) / n);
+      std::printf(
+          "%-16.*s %6ldus %14.2f %14.2f %14.2f\n", static_cast<int>(method.size()), method.data(),
+          static_cast<long>(length.count()), static_cast<double>((cpu_time() - cpu0).count()) / n,
+          static_cast<double>((now() - wall0).count()) / n, static_cast<double>(late.count()) / n);
     }
   }
   return 0;

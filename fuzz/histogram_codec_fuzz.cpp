@@ -30,9 +30,11 @@ void check_round_trip(const decode_result& r) {
     return;
   }
   const histogram& h = *r.value;
-  const decode_result again = punctual::hdr::decode_compressed(punctual::hdr::encode_compressed(h, 1));
+  const decode_result again =
+      punctual::hdr::decode_compressed(punctual::hdr::encode_compressed(h, 1));
   if (!again || !same_counts(h, *again.value)) std::abort();
-  const decode_result raw = punctual::hdr::decode_uncompressed(punctual::hdr::encode_uncompressed(h));
+  const decode_result raw =
+      punctual::hdr::decode_uncompressed(punctual::hdr::encode_uncompressed(h));
   if (!raw || !same_counts(h, *raw.value)) std::abort();
 }
 
@@ -42,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> bytes(data, size);
   check_round_trip(punctual::hdr::decode_compressed(bytes));
   check_round_trip(punctual::hdr::decode_uncompressed(bytes));
-  check_round_trip(
-      punctual::hdr::decode_compressed_base64(std::string_view(reinterpret_cast<const char*>(data), size)));
+  check_round_trip(punctual::hdr::decode_compressed_base64(
+      std::string_view(reinterpret_cast<const char*>(data), size)));
   return 0;
 }

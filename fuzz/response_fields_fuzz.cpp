@@ -14,10 +14,12 @@ using punctual::fuzz::check;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view response(reinterpret_cast<const char*>(data), size);
   if (const auto v = punctual::http::response_header(response, "X-Token")) {
-    check(v->data() >= response.data() && v->data() + v->size() <= response.data() + response.size());
+    check(v->data() >= response.data() &&
+          v->data() + v->size() <= response.data() + response.size());
   }
   std::size_t cookies = 0;
-  punctual::http::for_each_response_header(response, "set-cookie", [&](std::string_view) { ++cookies; });
+  punctual::http::for_each_response_header(response, "set-cookie",
+                                           [&](std::string_view) { ++cookies; });
   check(cookies <= size);
   std::string body;
   if (punctual::http::response_body(response, body)) check(body.size() <= size);

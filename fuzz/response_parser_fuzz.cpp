@@ -37,8 +37,8 @@ using punctual::fuzz::check;
 
 const punctual::http::body_needle needle("ok");
 
-std::vector<event> run(const std::uint8_t* data, std::size_t size, const std::vector<std::size_t>& pieces,
-                       bool head, bool eof, bool search) {
+std::vector<event> run(const std::uint8_t* data, std::size_t size,
+                       const std::vector<std::size_t>& pieces, bool head, bool eof, bool search) {
   response_parser parser;
   const punctual::http::body_needle* n = search ? &needle : nullptr;
   parser.reset(head, n);
@@ -67,14 +67,16 @@ std::vector<event> run(const std::uint8_t* data, std::size_t size, const std::ve
         // A finished parser consumes nothing more until reset.
         check(parser.feed(chunk, 1).consumed == 0);
       }
-      if (r.status == parse_status::error || !parser.keep_alive()) open = false;
-      else parser.reset(false, n);
+      if (r.status == parse_status::error || !parser.keep_alive())
+        open = false;
+      else
+        parser.reset(false, n);
     }
   }
   if (open && eof) {
     const parse_status s = parser.finish_on_eof();
-    events.push_back({s, parser.error(), parser.status_code(), parser.keep_alive(), parser.body_bytes(),
-                      parser.body_found(), offset});
+    events.push_back({s, parser.error(), parser.status_code(), parser.keep_alive(),
+                      parser.body_bytes(), parser.body_found(), offset});
   }
   return events;
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.hpp"
 #include "analysis/slo.hpp"
+#include "fuzz_check.hpp"
 
 namespace {
 
@@ -23,7 +23,8 @@ using punctual::fuzz::check;
 void check_error(const std::string& error) {
   check(error.rfind("--slo '", 0) == 0);
   check(error.find("expected") != std::string::npos);
-  for (const char c : error) check(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f);
+  for (const char c : error)
+    check(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f);
 }
 
 void check_accepted(const slo_expression& e) {
@@ -39,7 +40,8 @@ void check_accepted(const slo_expression& e) {
       break;
     case slo_metric::errors:
     case slo_metric::timeouts:
-      check(e.unit == slo_unit::percent ? e.threshold <= 100 : e.threshold == std::floor(e.threshold));
+      check(e.unit == slo_unit::percent ? e.threshold <= 100
+                                        : e.threshold == std::floor(e.threshold));
       break;
   }
   // Whole nanoseconds and counts print exactly, so the canonical form parses back the same.
@@ -50,7 +52,8 @@ void check_accepted(const slo_expression& e) {
     char p[64];
     std::snprintf(p, sizeof p, "p%.17g", e.percentile);
     canonical = p;
-    if (canonical.find_first_of("e") != std::string::npos) return;  // tiny percentiles print with exponents
+    if (canonical.find_first_of("e") != std::string::npos)
+      return;  // tiny percentiles print with exponents
   } else {
     canonical = names[static_cast<int>(e.metric)];
   }

@@ -1,5 +1,6 @@
-// The command-line value parsers (units and the retry policy) on arbitrary text. The first byte picks the parser. Each
-// try_ variant must agree with its throwing twin, and every accepted value must be in range.
+// The command-line value parsers (units and the retry policy) on arbitrary text. The first byte
+// picks the parser. Each try_ variant must agree with its throwing twin, and every accepted value
+// must be in range.
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -9,12 +10,12 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_check.hpp"
 #include "cli/command.hpp"
 #include "cli/retry_options.hpp"
 #include "cli/shard_options.hpp"
 #include "cli/units.hpp"
 #include "engine/retry.hpp"
+#include "fuzz_check.hpp"
 
 namespace {
 using punctual::fuzz::check;
@@ -86,7 +87,8 @@ void fuzz_shard(std::string_view text) {
   check(shard->count >= 1 && shard->index < shard->count);
   const std::string count(text.substr(text.find('/') + 1));
   if (text.starts_with("env/")) check(shard->index == 3);
-  const auto again = punctual::cli::try_parse_shard(std::to_string(shard->index) + "/" + count, nullptr);
+  const auto again =
+      punctual::cli::try_parse_shard(std::to_string(shard->index) + "/" + count, nullptr);
   check(again && again->index == shard->index && again->count == shard->count);
 }
 
@@ -94,7 +96,8 @@ void fuzz_shard(std::string_view text) {
 void fuzz_start_at(std::string_view text) {
   const auto at = punctual::cli::try_parse_start_at(text);
   if (!at) return;
-  check(at->count() >= -14 * 3600 * std::int64_t{1'000'000'000});  // 1970-01-01T00:00-14:00 at the least
+  check(at->count() >=
+        -14 * 3600 * std::int64_t{1'000'000'000});  // 1970-01-01T00:00-14:00 at the least
   if (at->count() < 0) return;
   char buf[48];
   std::snprintf(buf, sizeof buf, "%lld.%09lld", static_cast<long long>(at->count() / 1'000'000'000),
@@ -112,14 +115,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) return 0;
   const std::string_view text{reinterpret_cast<const char*>(data + 1), size - 1};
   switch (data[0] % 8) {
-    case 0: fuzz_duration(text); break;
-    case 1: fuzz_rate(text); break;
-    case 2: fuzz_status(text); break;
-    case 3: fuzz_retry_on(text); break;
-    case 4: fuzz_backoff(text); break;
-    case 6: fuzz_shard(text); break;
-    case 7: fuzz_start_at(text); break;
-    default: fuzz_percent(text); break;
+    case 0:
+      fuzz_duration(text);
+      break;
+    case 1:
+      fuzz_rate(text);
+      break;
+    case 2:
+      fuzz_status(text);
+      break;
+    case 3:
+      fuzz_retry_on(text);
+      break;
+    case 4:
+      fuzz_backoff(text);
+      break;
+    case 6:
+      fuzz_shard(text);
+      break;
+    case 7:
+      fuzz_start_at(text);
+      break;
+    default:
+      fuzz_percent(text);
+      break;
   }
   return 0;
 }

@@ -12,10 +12,10 @@ constexpr double z_975 = 1.959963984540054;
 constexpr std::size_t min_batches = 5;
 
 // t(0.975, df) for df = 1..30 (standard tables).
-constexpr std::array<double, 30> t_table{
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+constexpr std::array<double, 30> t_table{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                         2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                                         2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                                         2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
 
 }  // namespace
 
@@ -45,7 +45,8 @@ std::int32_t index_at_rank(const hdr::histogram& h, std::int64_t rank) noexcept 
   return h.counts_length() - 1;
 }
 
-std::optional<value_interval> binomial_interval(const hdr::histogram& h, double percentile) noexcept {
+std::optional<value_interval> binomial_interval(const hdr::histogram& h,
+                                                double percentile) noexcept {
   const std::int64_t n = h.total_count();
   if (n <= 0) return std::nullopt;
   const double q = std::clamp(percentile / 100.0, 0.0, 1.0);
@@ -63,7 +64,8 @@ std::optional<value_interval> binomial_interval(const hdr::histogram& h, double 
   return out;
 }
 
-std::optional<value_interval> batch_means_interval(const interval_series& series, double percentile) {
+std::optional<value_interval> batch_means_interval(const interval_series& series,
+                                                   double percentile) {
   const std::vector<std::int64_t> values = series.response_values(percentile);
   if (values.size() < min_batches) return std::nullopt;
   const double k = static_cast<double>(values.size());
@@ -71,7 +73,8 @@ std::optional<value_interval> batch_means_interval(const interval_series& series
   for (const auto v : values) sum += static_cast<double>(v);
   const double mean = sum / k;
   double squares = 0;
-  for (const auto v : values) squares += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
+  for (const auto v : values)
+    squares += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
   const double sd = std::sqrt(squares / (k - 1));
   const double half = student_t_975(static_cast<int>(values.size()) - 1) * sd / std::sqrt(k);
   value_interval out;

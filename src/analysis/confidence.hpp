@@ -37,8 +37,8 @@ struct value_interval {
 };
 
 struct percentile_ci {
-  std::int64_t lo = 0;  // ns
-  std::int64_t hi = 0;  // ns
+  std::int64_t lo = 0;                    // ns
+  std::int64_t hi = 0;                    // ns
   std::string_view method = method_none;  // method_binomial, method_batch_means, or method_none
   bool available() const noexcept { return method != method_none; }
 };
@@ -51,9 +51,11 @@ double student_t_975(int df) noexcept;
 std::int32_t index_at_rank(const hdr::histogram& h, std::int64_t rank) noexcept;
 
 // nullopt when the histogram is empty.
-std::optional<value_interval> binomial_interval(const hdr::histogram& h, double percentile) noexcept;
+std::optional<value_interval> binomial_interval(const hdr::histogram& h,
+                                                double percentile) noexcept;
 // nullopt when fewer than 5 intervals have samples or the percentile is not tracked.
-std::optional<value_interval> batch_means_interval(const interval_series& series, double percentile);
+std::optional<value_interval> batch_means_interval(const interval_series& series,
+                                                   double percentile);
 
 // The wider of the two (binomial when batch means is not available); method_none when the
 // histogram is empty. `series` may be one that saw no intervals (binomial only).

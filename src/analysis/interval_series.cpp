@@ -5,7 +5,9 @@
 
 namespace punctual::analysis {
 
-bool same_percentile(double a, double b) noexcept { return std::fabs(a - b) <= 1e-9; }
+bool same_percentile(double a, double b) noexcept {
+  return std::fabs(a - b) <= 1e-9;
+}
 
 interval_series::interval_series(std::span<const double> extra_percentiles)
     : percentiles_(summary_percentiles.begin(), summary_percentiles.end()) {

@@ -31,15 +31,15 @@ enum class comparator { lt, le, eq, ge, gt };
 enum class slo_unit { nanoseconds, percent, count };
 
 struct slo_expression {
-  std::string text;               // as the user typed it
-  std::string scope;              // a name before ':', empty for the whole run
-  std::size_t name = 0;           // scope's index among the run's names (resolve_slo_scopes)
-  bool session = false;           // scope is SCENARIO.session: session time, no service time
+  std::string text;      // as the user typed it
+  std::string scope;     // a name before ':', empty for the whole run
+  std::size_t name = 0;  // scope's index among the run's names (resolve_slo_scopes)
+  bool session = false;  // scope is SCENARIO.session: session time, no service time
   slo_metric metric = slo_metric::percentile;
-  double percentile = 0;          // metric == percentile: in (0, 100]
+  double percentile = 0;  // metric == percentile: in (0, 100]
   comparator cmp = comparator::le;
   slo_unit unit = slo_unit::nanoseconds;
-  double threshold = 0;           // ns, percent (0..100) or count, per `unit`
+  double threshold = 0;  // ns, percent (0..100) or count, per `unit`
 };
 
 struct slo_syntax_error : std::invalid_argument {
@@ -64,8 +64,8 @@ bool compare(double figure, comparator c, double threshold) noexcept;
 enum class bound_mode { point, upper };
 
 struct slo_input {
-  const record::view_set& views;    // measured window
-  const record::counters& counts;   // measured window
+  const record::view_set& views;     // measured window
+  const record::counters& counts;    // measured window
   const interval_series& intervals;  // for the batch-means bound (response time only)
   bound_mode bound = bound_mode::point;
   bool closed_model = false;
@@ -78,20 +78,20 @@ struct slo_input {
 
 struct slo_result {
   std::string text;
-  double figure = 0;               // in `unit`: ns (the bound used), percent or count
-  std::string_view bound;          // "point" or "upper"
+  double figure = 0;       // in `unit`: ns (the bound used), percent or count
+  std::string_view bound;  // "point" or "upper"
   double threshold = 0;
   slo_unit unit = slo_unit::nanoseconds;
   bool pass = true;
   // Percentile SLOs only: the same SLO on service time (same bound mode) fails too.
   bool service_time_fails = false;
-  double service_figure = 0;       // ns; percentile SLOs only
+  double service_figure = 0;  // ns; percentile SLOs only
 };
 
 struct slo_evaluation {
   bool refused = false;
-  std::string refusal;             // why, when refused (closed model without correction)
-  std::string_view basis;          // "response_time", "reconstructed", "uncorrected" or "none" (refused)
+  std::string refusal;     // why, when refused (closed model without correction)
+  std::string_view basis;  // "response_time", "reconstructed", "uncorrected" or "none" (refused)
   std::vector<slo_result> results;  // one per expression, in order; empty when refused
   bool any_failed() const noexcept;
   bool any_service_time_failure() const noexcept;

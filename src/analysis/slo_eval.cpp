@@ -22,8 +22,8 @@ double percent_of_planned(std::uint64_t n, std::uint64_t planned) noexcept {
 
 std::uint64_t non_ok(const std::array<std::uint64_t, record::outcome_count>& outcomes) noexcept {
   std::uint64_t n = 0;
-  for (const auto o : {outcome::http_error, outcome::socket_error, outcome::timeout, outcome::dropped,
-                       outcome::skipped, outcome::unfinished}) {
+  for (const auto o : {outcome::http_error, outcome::socket_error, outcome::timeout,
+                       outcome::dropped, outcome::skipped, outcome::unfinished}) {
     n += outcomes[record::index(o)];
   }
   return n;
@@ -66,13 +66,16 @@ slo_result evaluate_one(const slo_expression& e, const subject& s, bound_mode bo
       r.pass = compare(r.figure, e.cmp, e.threshold);
       if (s.service) {
         r.service_figure = percentile_figure(*s.service, no_intervals(), e.percentile, bound);
-        r.service_time_fails = s.service->total_count() > 0 && !compare(r.service_figure, e.cmp, e.threshold);
+        r.service_time_fails =
+            s.service->total_count() > 0 && !compare(r.service_figure, e.cmp, e.threshold);
       }
       return r;
     case slo_metric::errors:
     case slo_metric::timeouts: {
-      const auto n = e.metric == slo_metric::errors ? non_ok(s.outcomes) : s.outcomes[record::index(outcome::timeout)];
-      r.figure = e.unit == slo_unit::percent ? percent_of_planned(n, s.planned) : static_cast<double>(n);
+      const auto n = e.metric == slo_metric::errors ? non_ok(s.outcomes)
+                                                    : s.outcomes[record::index(outcome::timeout)];
+      r.figure =
+          e.unit == slo_unit::percent ? percent_of_planned(n, s.planned) : static_cast<double>(n);
       break;
     }
     case slo_metric::rate:
@@ -97,19 +100,26 @@ slo_result evaluate_scoped(const slo_expression& e, const slo_input& in) {
   }
   const record::name_counts& counts = (*in.by_name)[e.name];
   const auto& response = in.views.named(e.name, record::named_view::response_time);
-  const auto* service = e.session ? nullptr : &in.views.named(e.name, record::named_view::service_time);
-  return evaluate_one(e, {response, service, no_intervals(), counts.planned, counts.outcomes, 0}, in.bound);
+  const auto* service =
+      e.session ? nullptr : &in.views.named(e.name, record::named_view::service_time);
+  return evaluate_one(e, {response, service, no_intervals(), counts.planned, counts.outcomes, 0},
+                      in.bound);
 }
 
 }  // namespace
 
 std::string_view comparator_text(comparator c) noexcept {
   switch (c) {
-    case comparator::lt: return "<";
-    case comparator::le: return "<=";
-    case comparator::eq: return "==";
-    case comparator::ge: return ">=";
-    case comparator::gt: return ">";
+    case comparator::lt:
+      return "<";
+    case comparator::le:
+      return "<=";
+    case comparator::eq:
+      return "==";
+    case comparator::ge:
+      return ">=";
+    case comparator::gt:
+      return ">";
   }
   return "?";
 }
@@ -117,11 +127,16 @@ std::string_view comparator_text(comparator c) noexcept {
 bool compare(double figure, comparator c, double threshold) noexcept {
   const bool equal = std::fabs(figure - threshold) <= 1e-9 * std::max(1.0, std::fabs(threshold));
   switch (c) {
-    case comparator::lt: return figure < threshold && !equal;
-    case comparator::le: return figure < threshold || equal;
-    case comparator::eq: return equal;
-    case comparator::ge: return figure > threshold || equal;
-    case comparator::gt: return figure > threshold && !equal;
+    case comparator::lt:
+      return figure < threshold && !equal;
+    case comparator::le:
+      return figure < threshold || equal;
+    case comparator::eq:
+      return equal;
+    case comparator::ge:
+      return figure > threshold || equal;
+    case comparator::gt:
+      return figure > threshold && !equal;
   }
   return false;
 }
@@ -131,7 +146,8 @@ bool slo_evaluation::any_failed() const noexcept {
 }
 
 bool slo_evaluation::any_service_time_failure() const noexcept {
-  return std::any_of(results.begin(), results.end(), [](const slo_result& r) { return r.service_time_fails; });
+  return std::any_of(results.begin(), results.end(),
+                     [](const slo_result& r) { return r.service_time_fails; });
 }
 
 slo_evaluation evaluate_slos(const std::vector<slo_expression>& slos, const slo_input& in) {
@@ -153,11 +169,15 @@ slo_evaluation evaluate_slos(const std::vector<slo_expression>& slos, const slo_
   }
   out.results.reserve(slos.size());
   const bool measured = response == &in.views[record::view::response_time];
-  const subject run{*response,        &in.views[record::view::service_time],
+  const subject run{*response,
+                    &in.views[record::view::service_time],
                     measured ? in.intervals : no_intervals(),
-                    in.counts.planned, in.counts.outcomes, in.counts.completed_in_window};
+                    in.counts.planned,
+                    in.counts.outcomes,
+                    in.counts.completed_in_window};
   for (const auto& e : slos) {
-    out.results.push_back(e.scope.empty() ? evaluate_one(e, run, in.bound) : evaluate_scoped(e, in));
+    out.results.push_back(e.scope.empty() ? evaluate_one(e, run, in.bound)
+                                          : evaluate_scoped(e, in));
   }
   return out;
 }

@@ -115,8 +115,11 @@ std::optional<failure> parse_subject(std::string_view lhs, slo_expression& e) {
 
 std::optional<failure> parse_comparator(std::string_view op, slo_expression& e) {
   static constexpr std::array<std::pair<std::string_view, comparator>, 5> ops{
-      {{"<=", comparator::le}, {">=", comparator::ge}, {"==", comparator::eq},
-       {"<", comparator::lt}, {">", comparator::gt}}};
+      {{"<=", comparator::le},
+       {">=", comparator::ge},
+       {"==", comparator::eq},
+       {"<", comparator::lt},
+       {">", comparator::gt}}};
   for (const auto& [name, c] : ops) {
     if (op == name) {
       e.cmp = c;
@@ -154,7 +157,8 @@ std::optional<failure> parse_threshold(std::string_view rhs, slo_expression& e) 
         e.threshold = *n;
         return std::nullopt;
       }
-      return failure{"a whole count (e.g. 0) or a percentage of planned from 0% to 100% (e.g. 0.1%)", rhs};
+      return failure{
+          "a whole count (e.g. 0) or a percentage of planned from 0% to 100% (e.g. 0.1%)", rhs};
   }
   return failure{"a threshold", rhs};
 }
@@ -165,10 +169,13 @@ std::optional<failure> parse_scope(std::string_view& body, slo_expression& e) {
   const auto colon = body.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
   const std::string_view scope = trim(body.substr(0, colon));
-  const bool ok = !scope.empty() && scope.find_first_not_of(
-                                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") ==
-                                        std::string_view::npos;
-  if (!ok) return failure{"a name (SCENARIO.STEP, SCENARIO.session or a --requests name) before ':'", scope};
+  const bool ok =
+      !scope.empty() && scope.find_first_not_of(
+                            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") ==
+                            std::string_view::npos;
+  if (!ok)
+    return failure{"a name (SCENARIO.STEP, SCENARIO.session or a --requests name) before ':'",
+                   scope};
   e.scope = std::string(scope);
   body = trim(body.substr(colon + 1));
   return std::nullopt;
@@ -183,10 +190,12 @@ std::optional<failure> parse_into(std::string_view text, slo_expression& e) {
     return failure{"a comparator (<, <=, ==, >= or >), e.g. p99<=200ms", body};
   }
   const auto op_end = body.find_first_not_of("<>=!", op_start);
-  const std::string_view rhs = op_end == std::string_view::npos ? std::string_view{} : body.substr(op_end);
+  const std::string_view rhs =
+      op_end == std::string_view::npos ? std::string_view{} : body.substr(op_end);
   if (auto f = parse_subject(trim(body.substr(0, op_start)), e)) return f;
   if (!e.scope.empty() && e.metric == slo_metric::rate) {
-    return failure{"p<percentile>, errors or timeouts for a name (rate is the whole run's)", "rate"};
+    return failure{"p<percentile>, errors or timeouts for a name (rate is the whole run's)",
+                   "rate"};
   }
   if (auto f = parse_comparator(body.substr(op_start, op_end - op_start), e)) return f;
   return parse_threshold(trim(rhs), e);
@@ -202,7 +211,8 @@ std::optional<slo_expression> try_parse_slo(std::string_view text, std::string* 
     return e;
   }
   if (error) {
-    *error = "--slo '" + printable(text) + "': expected " + f->expected + ", got '" + printable(f->got) + "'";
+    *error = "--slo '" + printable(text) + "': expected " + f->expected + ", got '" +
+             printable(f->got) + "'";
   }
   return std::nullopt;
 }
@@ -220,11 +230,12 @@ void resolve_slo_scopes(std::vector<slo_expression>& slos, const std::vector<std
     if (e.scope.empty()) continue;
     const auto it = std::find(names.begin(), names.end(), e.scope);
     if (it == names.end()) {
-      throw slo_syntax_error("--slo '" + printable(e.text) + "': " +
-                             (names.empty() ? std::string("names '") + printable(e.scope) +
-                                                  "', but only --requests and --scenario runs have names"
-                                            : "no step, session or request named '" + printable(e.scope) +
-                                                  "' in this run"));
+      throw slo_syntax_error(
+          "--slo '" + printable(e.text) + "': " +
+          (names.empty()
+               ? std::string("names '") + printable(e.scope) +
+                     "', but only --requests and --scenario runs have names"
+               : "no step, session or request named '" + printable(e.scope) + "' in this run"));
     }
     e.name = static_cast<std::size_t>(it - names.begin());
     e.session = e.name < sessions.size() && sessions[e.name];

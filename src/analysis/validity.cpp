@@ -70,14 +70,16 @@ check send_lag_check(const validity_input& in, double p, check_level level) {
   check c = make_check("send_lag_" + (p >= 100.0 ? std::string("max") : "p" + percentile_label(p)),
                        "<=", "ns", level);
   c.figure = lag.total_count() > 0 ? static_cast<double>(lag.value_at_percentile(p)) : 0;
-  const double rt = response.total_count() > 0 ? static_cast<double>(response.value_at_percentile(p)) : 0;
+  const double rt =
+      response.total_count() > 0 ? static_cast<double>(response.value_at_percentile(p)) : 0;
   c.threshold = send_lag_allowance(rt);
   c.pass = c.figure <= c.threshold;
   if (!c.pass && level == check_level::gating) {
     c.note = "the generator fell " + duration_text(c.figure) + " behind its schedule at " +
              (p >= 100.0 ? std::string("the maximum") : "p" + percentile_label(p)) +
              ", a percentile this run is judged on; allowed is the larger of 1ms and 10% of the "
-             "response time there (" + duration_text(rt) + "): " + send_lag_advice(in, c.figure);
+             "response time there (" +
+             duration_text(rt) + "): " + send_lag_advice(in, c.figure);
   }
   return c;
 }
@@ -123,9 +125,11 @@ void add_worst_second_check(const validity_input& in, std::vector<check>& out) {
   c.threshold = a.send_lag_allowance_ns;
   c.pass = c.figure <= c.threshold;
   if (!c.pass) {
-    c.note = "the generator was " + duration_text(c.figure) + " late at p99 in the worst second (second " +
-             std::to_string(in.worst_second->second) + " of the window, by intended time)" +
-             (a.component == record::component::send_lag ? ", the largest part of its response time" : "");
+    c.note = "the generator was " + duration_text(c.figure) +
+             " late at p99 in the worst second (second " + std::to_string(in.worst_second->second) +
+             " of the window, by intended time)" +
+             (a.component == record::component::send_lag ? ", the largest part of its response time"
+                                                         : "");
   }
   out.push_back(std::move(c));
 }
@@ -171,16 +175,17 @@ void add_start_lag_check(const validity_input& in, std::vector<check>& out) {
 
 void add_user_cap_check(const validity_input& in, std::vector<check>& out) {
   if (in.max_users == 0 || !in.load || in.load->planned.empty() || in.mean_session_ns <= 0) return;
-  const auto peak = static_cast<double>(*std::max_element(in.load->planned.begin(), in.load->planned.end()));
+  const auto peak =
+      static_cast<double>(*std::max_element(in.load->planned.begin(), in.load->planned.end()));
   check c = make_check("user_cap", ">=", "users");
   c.figure = in.max_users;
   c.threshold = connection_headroom * peak * in.mean_session_ns / 1e9;
   c.pass = c.figure >= c.threshold;
   if (!c.pass) {
     c.note = "max_users " + std::to_string(in.max_users) + " cannot carry " + number_text(peak) +
-             " users/s (the busiest second) at a mean session time of " + duration_text(in.mean_session_ns) +
-             "; max_users " + std::to_string(connections_needed(peak, in.mean_session_ns)) +
-             " would have sufficed";
+             " users/s (the busiest second) at a mean session time of " +
+             duration_text(in.mean_session_ns) + "; max_users " +
+             std::to_string(connections_needed(peak, in.mean_session_ns)) + " would have sufficed";
   }
   out.push_back(std::move(c));
 }
@@ -206,8 +211,8 @@ check samples_beyond_check(const validity_input& in, double p, check_level level
   c.note = "p" + percentile_label(p) + " has " + number_text(c.figure) + " samples beyond it, " +
            "fewer than " + std::to_string(min_samples_beyond) + "; ";
   if (rate > 0) {
-    c.note += "a run of " + duration_text(needed / rate * 1e9) + " at the observed " + number_text(rate) +
-              " req/s would resolve it";
+    c.note += "a run of " + duration_text(needed / rate * 1e9) + " at the observed " +
+              number_text(rate) + " req/s would resolve it";
   } else {
     c.note += "it needs " + number_text(needed) + " samples";
   }
@@ -231,7 +236,8 @@ void add_cpu_warnings(const validity_input& in, std::vector<check>& out) {
 // Skipped below poisson_ks_min_samples gaps, where sampling noise dominates the threshold.
 void add_poisson_warning(const validity_input& in, std::vector<check>& out) {
   if (!in.poisson_send_gaps || !in.rate_per_s) return;
-  const gap_fit fit = fit_erlang(*in.poisson_send_gaps, in.threads * std::max(in.shards, 1U), *in.rate_per_s);
+  const gap_fit fit =
+      fit_erlang(*in.poisson_send_gaps, in.threads * std::max(in.shards, 1U), *in.rate_per_s);
   if (fit.samples < poisson_ks_min_samples) return;
   check c = make_check("poisson_send_gaps", "<=", "ks_distance", check_level::warning);
   c.figure = fit.ks_distance;
@@ -274,7 +280,8 @@ std::uint32_t connections_needed(double rate_per_s, double mean_service_ns) noex
   return c >= 4e9 ? 4'000'000'000U : static_cast<std::uint32_t>(c);
 }
 
-double steady_mean_service_ns(const record::view_set& views, const interval_series& intervals) noexcept {
+double steady_mean_service_ns(const record::view_set& views,
+                              const interval_series& intervals) noexcept {
   const auto& service = views[view::service_time];
   if (service.total_count() == 0) return 0;
   const double median = static_cast<double>(service.value_at_percentile(50));
@@ -282,7 +289,8 @@ double steady_mean_service_ns(const record::view_set& views, const interval_seri
   double count = 0;
   for (std::size_t i = 0; i < intervals.size(); ++i) {
     const auto& row = intervals.at(i);
-    if (row.service_count == 0 || static_cast<double>(row.service_p50_ns) > stall_factor * median) continue;
+    if (row.service_count == 0 || static_cast<double>(row.service_p50_ns) > stall_factor * median)
+      continue;
     weighted += row.service_mean_ns * static_cast<double>(row.service_count);
     count += static_cast<double>(row.service_count);
   }
@@ -302,7 +310,8 @@ std::vector<double> gated_percentiles(const std::vector<double>& slo_percentiles
 check schedule_check(const record::per_second_load& load, nanoseconds window) {
   check c = make_check("schedule_kept", "<=", "seconds");
   c.threshold = 0;
-  const auto whole = static_cast<std::size_t>(std::max<std::int64_t>(0, window / std::chrono::seconds(1)));
+  const auto whole =
+      static_cast<std::size_t>(std::max<std::int64_t>(0, window / std::chrono::seconds(1)));
   std::size_t worst = 0;
   double worst_excess = 0;
   for (std::size_t s = 0; s < whole && s < load.planned.size(); ++s) {
@@ -320,11 +329,13 @@ check schedule_check(const record::per_second_load& load, nanoseconds window) {
   if (!c.pass) {
     const std::uint64_t late = load.late[worst];
     c.note = "the generator did not keep its schedule in " + number_text(c.figure) + " of " +
-             std::to_string(whole) + " seconds; worst, second " + std::to_string(worst) + " of the window: " +
-             std::to_string(late) + " of " + std::to_string(load.planned[worst]) +
+             std::to_string(whole) + " seconds; worst, second " + std::to_string(worst) +
+             " of the window: " + std::to_string(late) + " of " +
+             std::to_string(load.planned[worst]) +
              " requests intended in it had not been sent 10ms after it ended (at most " +
-             number_text(std::max(std::floor(schedule_late_share * static_cast<double>(load.planned[worst])),
-                                  static_cast<double>(schedule_late_floor))) +
+             number_text(std::max(
+                 std::floor(schedule_late_share * static_cast<double>(load.planned[worst])),
+                 static_cast<double>(schedule_late_floor))) +
              " allowed): the server did not get the planned load; use more threads, fewer "
              "connections per thread, or a lower rate";
   }

@@ -11,8 +11,8 @@
 
 #include "analysis/interval_series.hpp"
 #include "record/counters.hpp"
-#include "record/recorder.hpp"
 #include "record/intended_seconds.hpp"
+#include "record/recorder.hpp"
 #include "record/view_set.hpp"
 
 namespace punctual::analysis {
@@ -27,15 +27,15 @@ struct check {
   std::string_view unit;      // "ns", "requests", "connections", "samples", "share"
   bool pass = true;
   check_level level = check_level::gating;  // gating: a failure makes the run invalid
-  std::string note;           // why it failed and what would fix it; empty when it passed
+  std::string note;  // why it failed and what would fix it; empty when it passed
 };
 
 struct validity_input {
-  const record::view_set& views;       // the measured window's views
-  const record::counters& counts;      // the measured window's counts
-  std::optional<double> rate_per_s;    // the planned rate; nullopt for the closed model
-  std::uint32_t connections = 0;       // -c
-  std::uint32_t streams = 1;           // requests each connection carries at once (HTTP/2: --max-streams)
+  const record::view_set& views;     // the measured window's views
+  const record::counters& counts;    // the measured window's counts
+  std::optional<double> rate_per_s;  // the planned rate; nullopt for the closed model
+  std::uint32_t connections = 0;     // -c
+  std::uint32_t streams = 1;  // requests each connection carries at once (HTTP/2: --max-streams)
   std::vector<double> worker_cpu_shares;  // per worker: CPU time / wall time it ran, 0..1+
   const interval_series& intervals;
   std::vector<double> slo_percentiles;  // every percentile named in an --slo
@@ -68,8 +68,8 @@ struct validity_input {
 };
 
 struct validity_report {
-  std::vector<check> checks;  // gating checks first, then warnings, in a fixed order
-  bool valid() const noexcept;            // every gating check passed
+  std::vector<check> checks;    // gating checks first, then warnings, in a fixed order
+  bool valid() const noexcept;  // every gating check passed
   std::vector<const check*> failures() const;  // failed gating checks (the reasons, in order)
   std::vector<const check*> warnings() const;  // failed warnings
 };
@@ -109,6 +109,7 @@ std::uint32_t connections_needed(double rate_per_s, double mean_service_ns) noex
 // Mean service time over the intervals whose service-time p50 was at most 10x the run's median
 // service time (so a server stall, whose queue drains at normal speed, is excluded). Falls back
 // to the whole-run mean when the series has no such interval.
-double steady_mean_service_ns(const record::view_set& views, const interval_series& intervals) noexcept;
+double steady_mean_service_ns(const record::view_set& views,
+                              const interval_series& intervals) noexcept;
 
 }  // namespace punctual::analysis

@@ -3,9 +3,9 @@
 // themselves take plain option structs.
 #include "cli/app.hpp"
 
-#include <CLI/CLI.hpp>
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
 #include <exception>
@@ -40,18 +40,23 @@ std::function<std::string(const std::string&)> whole_number(unsigned long long m
   };
 }
 
-std::string not_empty(const std::string& v) { return v.empty() ? std::string("empty file name") : std::string(); }
+std::string not_empty(const std::string& v) {
+  return v.empty() ? std::string("empty file name") : std::string();
+}
 
 void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/ (not with --scenario)");
   cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
-  cmd.add_option("-c,--connections", o.connections, "connections, split over the threads (default 10)")
+  cmd.add_option("-c,--connections", o.connections,
+                 "connections, split over the threads (default 10)")
       ->check(whole_number(1))
       ->each([&o](const std::string&) { o.connections_given = true; });
-  cmd.add_option("-d,--duration", o.duration, "measured window: 30s, 2m, ... (default 10s; --schedule-in: to the trace's end)");
+  cmd.add_option("-d,--duration", o.duration,
+                 "measured window: 30s, 2m, ... (default 10s; --schedule-in: to the trace's end)");
   cmd.add_option("-R,--rate", o.rate, "requests per second: 2000, 2k, 1.5k (open model)");
   cmd.add_option("--arrival", o.arrival, "constant (default) or poisson");
-  cmd.add_option("--stages", o.stages, "rate ramps, e.g. 10s:100,30s:5000,10s:5000 (-R: the starting rate)");
+  cmd.add_option("--stages", o.stages,
+                 "rate ramps, e.g. 10s:100,30s:5000,10s:5000 (-R: the starting rate)");
   cmd.add_option("--seed", o.seed, "seed of the arrival process and every draw (default 1)")
       ->check(whole_number(0))
       ->each([&o](const std::string&) { o.seed_given = true; });
@@ -62,14 +67,17 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--max-queue", o.max_queue, "drop due requests beyond N waiting per worker")
       ->check(whole_number(0));
   cmd.add_option("--timeout", o.timeout, "deadline from the intended time (default 10s)");
-  cmd.add_option("--connect-timeout", o.connect_timeout, "bound on one connect (default: --timeout)");
+  cmd.add_option("--connect-timeout", o.connect_timeout,
+                 "bound on one connect (default: --timeout)");
   cmd.add_option("--precision", o.precision, "fine (default), spin or coarse");
   cmd.add_flag("--no-keepalive", o.no_keepalive, "one request per connection");
-  cmd.add_option("--http", o.http,
-                 "1.1 (default), 2 (h2 over https by ALPN, h2c with prior knowledge over http), or auto "
-                 "(the server's choice by ALPN)");
-  cmd.add_option("--max-streams", o.max_streams,
-                 "HTTP/2: streams per connection at most (default 100, within the server's SETTINGS)")
+  cmd.add_option(
+      "--http", o.http,
+      "1.1 (default), 2 (h2 over https by ALPN, h2c with prior knowledge over http), or auto "
+      "(the server's choice by ALPN)");
+  cmd.add_option(
+         "--max-streams", o.max_streams,
+         "HTTP/2: streams per connection at most (default 100, within the server's SETTINGS)")
       ->each([&o](const std::string&) { o.max_streams_given = true; });
   cmd.add_option("-m,--method", o.method, "HTTP method (default GET)");
   // Repeatable options take one value per use, so a URL after them stays the URL.
@@ -85,36 +93,48 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");
   cmd.add_flag("-L,--latency", o.full_latency, "print the full response-time distribution");
   cmd.add_flag("-U", o.full_service, "print the full service-time distribution");
-  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")->check(not_empty);
+  cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")
+      ->check(not_empty);
   cmd.add_option("--hlog", o.hlog_out, "write an HdrHistogram interval log to FILE");
   cmd.add_option("--hgrm", o.hgrm_out, "write the response-time .hgrm to FILE");
-  cmd.add_option("--html", o.html_out, "write a self-contained HTML report (charts, worst second) to FILE")
+  cmd.add_option("--html", o.html_out,
+                 "write a self-contained HTML report (charts, worst second) to FILE")
       ->check(not_empty);
-  cmd.add_option("--timeline", o.timeline_out, "write one CSV row per second to FILE.csv")->check(not_empty);
-  cmd.add_flag("--progress", o.progress, "print a progress line every 10s when stderr is not a terminal");
+  cmd.add_option("--timeline", o.timeline_out, "write one CSV row per second to FILE.csv")
+      ->check(not_empty);
+  cmd.add_flag("--progress", o.progress,
+               "print a progress line every 10s when stderr is not a terminal");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress output: only the final report and errors");
   cmd.add_option("--model", o.model, "open (default) or closed");
   cmd.add_option("--think", o.think, "closed model: pause between a response and the next request");
   cmd.add_option("--expected-interval", o.expected_interval,
                  "closed model: add a reconstructed view by expected-interval correction");
-  cmd.add_option(
-      "--slo", o.slos,
-      "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99%; NAME:EXPR for one step, request "
-      "name or SCENARIO.session (repeatable)")
+  cmd.add_option("--slo", o.slos,
+                 "gate: p99<=200ms, p99.9<1s, errors<=0.1%, timeouts==0, rate>=99%; NAME:EXPR for "
+                 "one step, request "
+                 "name or SCENARIO.session (repeatable)")
       ->allow_extra_args(false);
-  cmd.add_option("--slo-bound", o.slo_bound, "point (default) or upper: gate percentiles on the upper 95% bound");
-  cmd.add_flag("--allow-uncorrected", o.allow_uncorrected, "closed model: gate on uncorrected latency anyway");
+  cmd.add_option("--slo-bound", o.slo_bound,
+                 "point (default) or upper: gate percentiles on the upper 95% bound");
+  cmd.add_flag("--allow-uncorrected", o.allow_uncorrected,
+               "closed model: gate on uncorrected latency anyway");
   cmd.add_option("--retries", o.retry.retries, "retry a failed request up to N times (default 0)")
       ->check(whole_number(0));
-  cmd.add_option("--retry-on", o.retry.on, "what to retry: 5xx,429,timeout,reset,connect (default all but timeout)");
-  cmd.add_option("--retry-backoff", o.retry.backoff, "exp:BASE..CAP, full jitter (default exp:50ms..2s)");
-  cmd.add_option("--retry-budget", o.retry.budget, "cap retries at this share of first attempts, e.g. 10%");
-  cmd.add_option("--attempt-timeout", o.retry.attempt_timeout, "deadline of one attempt, from when it was due (retry-on timeout)");
+  cmd.add_option("--retry-on", o.retry.on,
+                 "what to retry: 5xx,429,timeout,reset,connect (default all but timeout)");
+  cmd.add_option("--retry-backoff", o.retry.backoff,
+                 "exp:BASE..CAP, full jitter (default exp:50ms..2s)");
+  cmd.add_option("--retry-budget", o.retry.budget,
+                 "cap retries at this share of first attempts, e.g. 10%");
+  cmd.add_option("--attempt-timeout", o.retry.attempt_timeout,
+                 "deadline of one attempt, from when it was due (retry-on timeout)");
   cmd.add_option("--cacert", o.cacert, "https: also trust the CA certificates in this PEM file");
-  cmd.add_flag("--insecure", o.insecure, "https: do not verify the server's certificate (said in every report)");
+  cmd.add_flag("--insecure", o.insecure,
+               "https: do not verify the server's certificate (said in every report)");
   cmd.add_option("--cert", o.cert, "https: present this client certificate (PEM; needs --key)");
   cmd.add_option("--key", o.key, "https: the private key of --cert (PEM)");
-  cmd.add_option("--resolve", o.resolve, "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
+  cmd.add_option("--resolve", o.resolve,
+                 "HOST:PORT:ADDR: connect to ADDR for HOST:PORT (repeatable)")
       ->allow_extra_args(false);
   cmd.add_option("--shard", o.shard,
                  "I/N: run only requests i with i mod N == I (env/N: I from JOB_COMPLETION_INDEX)");
@@ -128,11 +148,8 @@ void add_run_command(CLI::App& app, command_runner& chosen) {
   auto* cmd = app.add_subcommand("run", "run a load test (open model by default)");
   auto options = std::make_shared<run_options>();
   add_run_options(*cmd, *options);
-  cmd->callback([&chosen, options] {
-    chosen = [options] {
-      return run_command(*options, command_line());
-    };
-  });
+  cmd->callback(
+      [&chosen, options] { chosen = [options] { return run_command(*options, command_line()); }; });
 }
 
 void add_serve_command(CLI::App& app, command_runner& chosen) {
@@ -149,7 +166,8 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
       ->capture_default_str();
   cmd->add_option("--service-time", options->service_text,
                   "delay before each response: fixed (200us) or exponential (exp:200us)");
-  cmd->add_option("--seed", c.seed, "seed of exponential service times and of faults")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "seed of exponential service times and of faults")
+      ->capture_default_str();
   cmd->add_option("--body-size", c.body_size, "bytes of the response body")
       ->check(CLI::Range(std::size_t{0}, std::size_t{64} << 20))
       ->capture_default_str();
@@ -193,7 +211,8 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
 }
 
 void add_demo_command(CLI::App& app, command_runner& chosen) {
-  auto* cmd = app.add_subcommand("demo", "show coordinated omission against a stalling server (30 s)");
+  auto* cmd =
+      app.add_subcommand("demo", "show coordinated omission against a stalling server (30 s)");
   auto json_path = std::make_shared<std::string>("demo.json");
   auto html_path = std::make_shared<std::string>("demo.html");
   cmd->add_option("--json", *json_path, "where to write demo.json");
@@ -205,12 +224,15 @@ void add_demo_command(CLI::App& app, command_runner& chosen) {
 
 void add_report_command(CLI::App& app, command_runner& chosen) {
   auto* cmd = app.add_subcommand(
-      "report", "summarise one stream of an HdrHistogram interval log (.hlog), as Java's "
-                "HistogramLogProcessor does, or re-render a saved JSON run report (--html, --timeline)");
+      "report",
+      "summarise one stream of an HdrHistogram interval log (.hlog), as Java's "
+      "HistogramLogProcessor does, or re-render a saved JSON run report (--html, --timeline)");
   auto options = std::make_shared<report_options>();
   cmd->add_option("file", options->file, "interval log or JSON run report to read")->required();
-  cmd->add_option("--html", options->html_out, "JSON run report: write its HTML report here")->check(not_empty);
-  cmd->add_option("--timeline", options->timeline_out, "JSON run report: write its per-second CSV here")
+  cmd->add_option("--html", options->html_out, "JSON run report: write its HTML report here")
+      ->check(not_empty);
+  cmd->add_option("--timeline", options->timeline_out,
+                  "JSON run report: write its per-second CSV here")
       ->check(not_empty);
   cmd->add_option("--tag", options->tag, "stream to summarise (default: the untagged one)");
   cmd->add_option("--hgrm", options->hgrm_out, "write the percentile distribution (.hgrm) here");
@@ -223,19 +245,25 @@ void add_report_command(CLI::App& app, command_runner& chosen) {
 
 void add_merge_command(CLI::App& app, command_runner& chosen) {
   auto* cmd = app.add_subcommand(
-      "merge", "merge the shards' JSON reports of a distributed run into one report (each with "
-               "its .hlog beside it), or interval logs (.hlog) interval by interval into one log");
+      "merge",
+      "merge the shards' JSON reports of a distributed run into one report (each with "
+      "its .hlog beside it), or interval logs (.hlog) interval by interval into one log");
   auto options = std::make_shared<merge_command_options>();
-  cmd->add_option("inputs", options->inputs, "shards' JSON reports, or interval logs, to merge")->required();
+  cmd->add_option("inputs", options->inputs, "shards' JSON reports, or interval logs, to merge")
+      ->required();
   cmd->add_option("-o,--output", options->output, "merged JSON report or interval log to write")
       ->required()
       ->check(not_empty);
-  cmd->add_option("--html", options->html_out, "JSON reports: also write the merged HTML report")->check(not_empty);
-  cmd->add_option("--timeline", options->timeline_out, "JSON reports: also write the merged per-second CSV")
+  cmd->add_option("--html", options->html_out, "JSON reports: also write the merged HTML report")
       ->check(not_empty);
-  cmd->add_option("--slo", options->slos, "JSON reports: judge the merged run, as run --slo does (repeatable)")
+  cmd->add_option("--timeline", options->timeline_out,
+                  "JSON reports: also write the merged per-second CSV")
+      ->check(not_empty);
+  cmd->add_option("--slo", options->slos,
+                  "JSON reports: judge the merged run, as run --slo does (repeatable)")
       ->allow_extra_args(false);
-  cmd->add_option("--slo-bound", options->slo_bound, "point (default) or upper, as run --slo-bound");
+  cmd->add_option("--slo-bound", options->slo_bound,
+                  "point (default) or upper, as run --slo-bound");
   cmd->add_option("--unit-ratio", options->unit_ratio,
                   "ratio for the max column (default: as in the inputs, else 1e6)")
       ->check(CLI::PositiveNumber);

@@ -33,5 +33,4 @@ class run_error : public std::runtime_error {
 void set_command_line(int argc, char** argv);
 const std::vector<std::string>& command_line();
 
-
 }  // namespace punctual::cli

@@ -49,7 +49,8 @@ run_options demo_options(const std::string& url, bool closed, bool reconstruct) 
 
 // What each request of the open run's schedule must have waited: a request due inside a logged
 // stall waits for its end; any other waits only for the (tiny) service time.
-hdr::histogram truth(const engine::run_result& open, const std::vector<server::stall_record>& stalls) {
+hdr::histogram truth(const engine::run_result& open,
+                     const std::vector<server::stall_record>& stalls) {
   hdr::histogram h(record::latency_params());
   const auto planned = open.measured.counts.planned;
   const nanoseconds gap{static_cast<std::int64_t>(1e9 / demo_rate)};
@@ -64,7 +65,8 @@ hdr::histogram truth(const engine::run_result& open, const std::vector<server::s
   return h;
 }
 
-void print_table(std::ostream& out, const std::vector<std::pair<std::string, hdr::histogram>>& cols) {
+void print_table(std::ostream& out,
+                 const std::vector<std::pair<std::string, hdr::histogram>>& cols) {
   fmt::print(out, "\n{:>6}", "ms");
   for (const auto& c : cols) fmt::print(out, "  {:>22}", c.first);
   fmt::print(out, "\n");
@@ -114,8 +116,8 @@ int demo_command(const std::string& json_path, const std::string& html_path) {
   };
   std::vector<std::pair<std::string, hdr::histogram>> cols;
   cols.emplace_back("closed (as wrk)", rt(runs[0]));
-  cols.emplace_back("closed, reconstructed",
-                    rt(runs[1]).copy_corrected_for_coordinated_omission(nanoseconds(demo_think).count()));
+  cols.emplace_back("closed, reconstructed", rt(runs[1]).copy_corrected_for_coordinated_omission(
+                                                 nanoseconds(demo_think).count()));
   cols.emplace_back("open (punctual)", rt(runs[2]));
   cols.emplace_back("truth (from stall log)", truth(runs[2], srv.stalls()));
   print_table(std::cout, cols);
@@ -136,7 +138,8 @@ int demo_command(const std::string& json_path, const std::string& html_path) {
     std::ostringstream html;
     report::write_demo_html(html, doc);
     write_file_atomically(html_path, html.str());
-    std::cout << "wrote " << html_path << " (the four spectra on one chart; open it in a browser)\n";
+    std::cout << "wrote " << html_path
+              << " (the four spectra on one chart; open it in a browser)\n";
   }
   if (!verdict.passed) {
     std::cerr << "punctual demo: " << verdict.failure << "\n";
@@ -144,7 +147,5 @@ int demo_command(const std::string& json_path, const std::string& html_path) {
   }
   return exit_ok;
 }
-
-
 
 }  // namespace punctual::cli

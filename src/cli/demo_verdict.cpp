@@ -11,7 +11,6 @@ constexpr std::int64_t one_ms = 1'000'000;
 
 enum class place { below, within, above };
 
-
 // Doubles, as truth_lib.py computes the band, so both accept exactly the same values.
 double low_bound_ns(std::int64_t truth_ns) {
   return 0.99 * static_cast<double>(truth_ns) - one_ms;

@@ -236,7 +236,8 @@ manifest plan_manifest(const k8s_manifest_options& k, const run_options& run,
   m.merge_args.insert(m.merge_args.end(),
                       {"-o", dir + "/merged.json", "--html", dir + "/merged.html"});
   for (const auto& slo : run.slos) m.merge_args.insert(m.merge_args.end(), {"--slo", slo});
-  if (run.slo_bound != "point") m.merge_args.insert(m.merge_args.end(), {"--slo-bound", run.slo_bound});
+  if (run.slo_bound != "point")
+    m.merge_args.insert(m.merge_args.end(), {"--slo-bound", run.slo_bound});
   return m;
 }
 

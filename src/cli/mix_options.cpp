@@ -50,8 +50,8 @@ void check_trace_names(const schedule::trace& replay, const run::config& c) {
 
 }  // namespace
 
-http::request_spec spec_of_entry(const run_options& o, const http::url& target, const std::string& where,
-                                 const entry_text& e) {
+http::request_spec spec_of_entry(const run_options& o, const http::url& target,
+                                 const std::string& where, const entry_text& e) {
   http::request_spec spec;
   spec.method = e.method;
   spec.host = http::host_header_value(target);
@@ -59,7 +59,8 @@ http::request_spec spec_of_entry(const run_options& o, const http::url& target, 
   spec.headers = headers_of(o, e.headers);
   spec.body = e.body;
   spec.keep_alive = !o.no_keepalive;
-  if (const auto err = http::validate_request(spec)) throw usage_error(where + ": headers: " + *err);
+  if (const auto err = http::validate_request(spec))
+    throw usage_error(where + ": headers: " + *err);
   return spec;
 }
 
@@ -72,8 +73,8 @@ run::named_request encode_entry(const run_options& o, const http::url& target,
   return r;
 }
 
-void apply_request_mix(const run_options& o, const http::url& target,
-                       const schedule::trace* replay, run::config& c) {
+void apply_request_mix(const run_options& o, const http::url& target, const schedule::trace* replay,
+                       run::config& c) {
   // Without a mix a trace's names select nothing: every request is the URL's.
   if (o.requests_file.empty()) return;
   if (o.model != "open") throw usage_error("--requests: request mixes belong to the open model");
@@ -88,8 +89,7 @@ void apply_request_mix(const run_options& o, const http::url& target,
   }
   for (const auto& e : mix.entries) {
     const std::string where = "--requests " + mix.file + ":" + std::to_string(e.line);
-    run::named_request r =
-        encode_entry(o, target, where, {e.method, e.target, e.headers, e.body});
+    run::named_request r = encode_entry(o, target, where, {e.method, e.target, e.headers, e.body});
     r.name = e.name;
     r.weight = e.weight;
     c.mix.push_back(std::move(r));

@@ -16,8 +16,8 @@ namespace punctual::cli {
 // Loads o.requests_file (if given) into c.mix. Every entry goes to the run's target: a path, or
 // a full URL on the same origin. -H headers apply to every entry, unless the entry sets the same
 // header itself. A replayed trace (`replay`, may be null) whose lines name requests selects
-// them from the mix, which must define every name it uses. Throws usage_error with one line naming the file, line and key.
-// What a file says of one request (a mix entry, a scenario step).
+// them from the mix, which must define every name it uses. Throws usage_error with one line naming
+// the file, line and key. What a file says of one request (a mix entry, a scenario step).
 struct entry_text {
   const std::string& method;
   const std::string& target;  // a path, or a full URL on the run's origin
@@ -30,10 +30,10 @@ struct entry_text {
 run::named_request encode_entry(const run_options& o, const http::url& target,
                                 const std::string& where, const entry_text& e);
 // The same request before encoding, checked.
-http::request_spec spec_of_entry(const run_options& o, const http::url& target, const std::string& where,
-                                 const entry_text& e);
+http::request_spec spec_of_entry(const run_options& o, const http::url& target,
+                                 const std::string& where, const entry_text& e);
 
-void apply_request_mix(const run_options& o, const http::url& target,
-                       const schedule::trace* replay, run::config& c);
+void apply_request_mix(const run_options& o, const http::url& target, const schedule::trace* replay,
+                       run::config& c);
 
 }  // namespace punctual::cli

@@ -1,5 +1,7 @@
 // `punctual report FILE.hlog`: the merged percentile summary of one stream of an interval log,
 // as Java's HistogramLogProcessor would compute it, plus optional .hgrm and JSON outputs.
+#include "cli/report_command.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -12,11 +14,10 @@
 
 #include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
-#include "cli/report_command.hpp"
+#include "cli/renderings.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/log_merge.hpp"
 #include "punctual/histogram/percentile_text.hpp"
-#include "cli/renderings.hpp"
 #include "report/json.hpp"
 
 namespace punctual::cli {
@@ -28,8 +29,8 @@ struct percentile_point {
   double percentile;
 };
 
-constexpr percentile_point summary_points[] = {
-    {"50", 50.0}, {"90", 90.0}, {"99", 99.0}, {"99.9", 99.9}, {"99.99", 99.99}, {"100", 100.0}};
+constexpr percentile_point summary_points[] = {{"50", 50.0},   {"90", 90.0},     {"99", 99.0},
+                                               {"99.9", 99.9}, {"99.99", 99.99}, {"100", 100.0}};
 
 struct stream_summary {
   hdr::histogram merged;
@@ -38,7 +39,9 @@ struct stream_summary {
   double end_unix_s = 0;
 };
 
-std::string tag_name(const std::string& tag) { return tag.empty() ? "untagged" : "tag " + tag; }
+std::string tag_name(const std::string& tag) {
+  return tag.empty() ? "untagged" : "tag " + tag;
+}
 
 // Read one interval at a time: a long run's log holds thousands of ~270 KB histograms, and only
 // their sum is needed. Intervals of other layouts are added in the widest of them.
@@ -96,7 +99,8 @@ void write_text(std::ostream& out, const report_options& o, const stream_summary
   row("mean", scaled(o, h, h.mean()));
   for (const auto& p : summary_points) {
     if (p.percentile == 100.0) continue;
-    row(std::string("p") + p.label, scaled(o, h, static_cast<double>(h.value_at_percentile(p.percentile))));
+    row(std::string("p") + p.label,
+        scaled(o, h, static_cast<double>(h.value_at_percentile(p.percentile))));
   }
   row("max", scaled(o, h, static_cast<double>(h.max())));
   if (h.over_range_count() > 0) row("over range", std::to_string(h.over_range_count()));
@@ -124,10 +128,12 @@ std::string json_text(const report_options& o, const stream_summary& s) {
 
 int render_json_report(const report_options& o) {
   if (o.html_out.empty() && o.timeline_out.empty()) {
-    throw usage_error(o.file + " is a JSON run report: give --html OUT.html and/or --timeline OUT.csv");
+    throw usage_error(o.file +
+                      " is a JSON run report: give --html OUT.html and/or --timeline OUT.csv");
   }
   if (!o.tag.empty() || !o.hgrm_out.empty() || !o.json_out.empty()) {
-    throw usage_error(o.file + " is a JSON run report: --tag, --hgrm and --json read interval logs only");
+    throw usage_error(o.file +
+                      " is a JSON run report: --tag, --hgrm and --json read interval logs only");
   }
   std::ifstream in(o.file, std::ios::binary);
   nlohmann::ordered_json doc;
@@ -163,13 +169,15 @@ bool is_json_report(const std::string& path) {
 int report_command(const report_options& o) {
   if (is_json_report(o.file)) return render_json_report(o);
   if (!o.html_out.empty() || !o.timeline_out.empty()) {
-    throw usage_error(o.file + ": --html and --timeline need a JSON run report (punctual run --json)");
+    throw usage_error(o.file +
+                      ": --html and --timeline need a JSON run report (punctual run --json)");
   }
   const stream_summary s = summarise(o);
   const bool json_to_stdout = o.json_out == "-";
   write_text(json_to_stdout ? std::cerr : std::cout, o, s);
   if (!o.hgrm_out.empty()) {
-    write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(s.merged, {5, o.unit_ratio, false}));
+    write_file_atomically(o.hgrm_out,
+                          hdr::percentile_distribution_text(s.merged, {5, o.unit_ratio, false}));
   }
   if (json_to_stdout) {
     std::cout << json_text(o, s) << std::flush;
@@ -178,7 +186,5 @@ int report_command(const report_options& o) {
   }
   return exit_ok;
 }
-
-
 
 }  // namespace punctual::cli

@@ -19,7 +19,6 @@ constexpr std::string_view default_backoff = "exp:50ms..2s";
 // More retries than this is a storm, not a policy: 3 retries at each of 5 layers is 243x.
 constexpr std::uint32_t max_retries = 100;
 
-
 }  // namespace
 
 std::optional<std::uint32_t> try_parse_retry_on(std::string_view text) noexcept {
@@ -64,29 +63,35 @@ std::optional<double> try_parse_percent(std::string_view text) noexcept {
   return v / 100;
 }
 
-run::retry_policy build_retry_policy(const retry_texts& t, nanoseconds timeout,
-                                        std::uint64_t seed, bool open_model) {
-  const bool tuned = !t.on.empty() || !t.backoff.empty() || !t.budget.empty() ||
-                     !t.attempt_timeout.empty();
+run::retry_policy build_retry_policy(const retry_texts& t, nanoseconds timeout, std::uint64_t seed,
+                                     bool open_model) {
+  const bool tuned =
+      !t.on.empty() || !t.backoff.empty() || !t.budget.empty() || !t.attempt_timeout.empty();
   if (t.retries == 0 && tuned) {
-    throw usage_error("--retry-on, --retry-backoff, --retry-budget and --attempt-timeout need --retries N");
+    throw usage_error(
+        "--retry-on, --retry-backoff, --retry-budget and --attempt-timeout need --retries N");
   }
   run::retry_policy p;
   p.seed = seed;
   if (t.retries == 0) return p;
-  if (!open_model) throw usage_error("--retries: the closed model has no schedule to retry within (use --model open)");
+  if (!open_model)
+    throw usage_error(
+        "--retries: the closed model has no schedule to retry within (use --model open)");
   if (t.retries > max_retries) {
-    throw usage_error("--retries " + std::to_string(t.retries) + ": at most " + std::to_string(max_retries));
+    throw usage_error("--retries " + std::to_string(t.retries) + ": at most " +
+                      std::to_string(max_retries));
   }
   p.retries = t.retries;
   const std::string_view on = t.on.empty() ? default_retry_on : std::string_view(t.on);
   const auto mask = try_parse_retry_on(on);
   if (!mask) {
-    throw usage_error("--retry-on: '" + std::string(on) +
-                      "' is not a list of 5xx, 429, timeout, reset, connect (comma-separated, no repeats)");
+    throw usage_error(
+        "--retry-on: '" + std::string(on) +
+        "' is not a list of 5xx, 429, timeout, reset, connect (comma-separated, no repeats)");
   }
   p.on = *mask;
-  const std::string_view backoff = t.backoff.empty() ? default_backoff : std::string_view(t.backoff);
+  const std::string_view backoff =
+      t.backoff.empty() ? default_backoff : std::string_view(t.backoff);
   const auto range = try_parse_backoff(backoff);
   if (!range) {
     throw usage_error("--retry-backoff: '" + std::string(backoff) +
@@ -96,20 +101,24 @@ run::retry_policy build_retry_policy(const retry_texts& t, nanoseconds timeout,
   p.backoff_cap = range->cap;
   if (!t.budget.empty()) {
     const auto share = try_parse_percent(t.budget);
-    if (!share) throw usage_error("--retry-budget: '" + t.budget + "' is not a percentage in (0%, 100%] (e.g. 10%)");
+    if (!share)
+      throw usage_error("--retry-budget: '" + t.budget +
+                        "' is not a percentage in (0%, 100%] (e.g. 10%)");
     p.budget = *share;
   }
   if (!t.attempt_timeout.empty()) {
     p.attempt_timeout = parse_duration("--attempt-timeout", t.attempt_timeout);
     if (p.attempt_timeout.count() <= 0 || p.attempt_timeout >= timeout) {
-      throw usage_error("--attempt-timeout " + t.attempt_timeout + ": must be more than 0 and less than --timeout");
+      throw usage_error("--attempt-timeout " + t.attempt_timeout +
+                        ": must be more than 0 and less than --timeout");
     }
   }
   if (p.retries_on(record::retry_cause::timeout) && p.attempt_timeout.count() == 0) {
-    throw usage_error("--retry-on timeout: give --attempt-timeout shorter than --timeout, which covers the whole chain");
+    throw usage_error(
+        "--retry-on timeout: give --attempt-timeout shorter than --timeout, which covers the whole "
+        "chain");
   }
   return p;
 }
-
 
 }  // namespace punctual::cli

@@ -36,7 +36,7 @@ struct retry_texts {
 
 // Checks the texts against each other and the chain's --timeout; throws usage_error.
 run::retry_policy build_retry_policy(const retry_texts& t, std::chrono::nanoseconds timeout,
-                                        std::uint64_t seed, bool open_model);
+                                     std::uint64_t seed, bool open_model);
 
 // "up to 3 retries on 5xx,reset after exp backoff 50ms..2s with full jitter, budget 10%"
 

@@ -66,15 +66,15 @@ void write_interval(hdr::interval_log_writer& log, std::int64_t index, const rec
   log.write_interval("", start, length, v[record::view::response_time]);
   for (std::size_t i = 1; i < record::view_count; ++i) {
     const auto view = static_cast<record::view>(i);
-    if (record::reported(view, tls)) log.write_interval(record::view_names[i], start, length, v[view]);
+    if (record::reported(view, tls))
+      log.write_interval(record::view_names[i], start, length, v[view]);
   }
   // Each name's response time, as response_time.NAME, and each hybrid scenario's session time,
   // as session_time.SCENARIO (names are [A-Za-z0-9_.-], valid in a tag).
   for (std::size_t n = 0; n < c.mix.size() && n < v.name_count(); ++n) {
     const std::string& name = c.mix[n].name;
-    const std::string tag = c.mix[n].session
-                                ? "session_time." + name.substr(0, name.rfind('.'))
-                                : "response_time." + name;
+    const std::string tag = c.mix[n].session ? "session_time." + name.substr(0, name.rfind('.'))
+                                             : "response_time." + name;
     log.write_interval(tag, start, length, v.named(n, record::named_view::response_time));
   }
 }
@@ -121,42 +121,45 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
   report::verdicts v;
   const auto& views = r.measured.views;
   const auto slo_ps = analysis::slo_percentiles(setup.slos);
-  v.validity = analysis::check_validity({.views = views,
-                                         .counts = r.measured.counts,
-                                         .rate_per_s = setup.config.rate_per_s(),
-                                         .connections = setup.config.connections,
-                                         .streams = run::requests_per_connection(setup.config, r),
-                                         .worker_cpu_shares = worker_cpu_shares(r),
-                                         .intervals = series,
-                                         .slo_percentiles = slo_ps,
-                                         .window = r.window,
-                                         .poisson_send_gaps = poisson_gaps(setup, r),
-                                         .threads = setup.config.threads,
-                                         .load = setup.config.plan() ? &r.load : nullptr,
-                                         .max_users = setup.config.hybrid() ? setup.config.hybrid()->max_users : 0,
-                                         .mean_session_ns = mean_session_ns(setup.config, views),
-                                         .worst_second = r.worst_second ? &*r.worst_second : nullptr,
-                                         .start_lag = r.start_lag,
-                                         .shard = run::shard_name(setup.config),
-                                         .shards = setup.config.shards(),
-                                         .send_tick = setup.config.precision == run::precision_mode::coarse
-                                                          ? engine::pacer::coarse_tick
-                                                          : std::chrono::nanoseconds{0}});
+  v.validity = analysis::check_validity(
+      {.views = views,
+       .counts = r.measured.counts,
+       .rate_per_s = setup.config.rate_per_s(),
+       .connections = setup.config.connections,
+       .streams = run::requests_per_connection(setup.config, r),
+       .worker_cpu_shares = worker_cpu_shares(r),
+       .intervals = series,
+       .slo_percentiles = slo_ps,
+       .window = r.window,
+       .poisson_send_gaps = poisson_gaps(setup, r),
+       .threads = setup.config.threads,
+       .load = setup.config.plan() ? &r.load : nullptr,
+       .max_users = setup.config.hybrid() ? setup.config.hybrid()->max_users : 0,
+       .mean_session_ns = mean_session_ns(setup.config, views),
+       .worst_second = r.worst_second ? &*r.worst_second : nullptr,
+       .start_lag = r.start_lag,
+       .shard = run::shard_name(setup.config),
+       .shards = setup.config.shards(),
+       .send_tick = setup.config.precision == run::precision_mode::coarse
+                        ? engine::pacer::coarse_tick
+                        : std::chrono::nanoseconds{0}});
   for (const double p : report::summary_percentiles) {
-    v.response_ci.push_back(analysis::percentile_interval(views[record::view::response_time], series, p));
+    v.response_ci.push_back(
+        analysis::percentile_interval(views[record::view::response_time], series, p));
   }
   if (!setup.slos.empty()) {
     std::optional<hdr::histogram> rec;
-    if (setup.config.expected_interval()) rec = report::reconstructed(r, *setup.config.expected_interval());
-    v.slo = analysis::evaluate_slos(
-        setup.slos, {.views = views,
-                     .counts = r.measured.counts,
-                     .intervals = series,
-                     .bound = setup.slo_bound,
-                     .closed_model = setup.config.kind() == run::model_kind::closed,
-                     .reconstructed = rec ? &*rec : nullptr,
-                     .allow_uncorrected = setup.allow_uncorrected,
-                     .by_name = &r.by_name});
+    if (setup.config.expected_interval())
+      rec = report::reconstructed(r, *setup.config.expected_interval());
+    v.slo = analysis::evaluate_slos(setup.slos,
+                                    {.views = views,
+                                     .counts = r.measured.counts,
+                                     .intervals = series,
+                                     .bound = setup.slo_bound,
+                                     .closed_model = setup.config.kind() == run::model_kind::closed,
+                                     .reconstructed = rec ? &*rec : nullptr,
+                                     .allow_uncorrected = setup.allow_uncorrected,
+                                     .by_name = &r.by_name});
   }
   return v;
 }
@@ -180,7 +183,8 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
     if (!log) {
       // StartTime and BaseTime are the measured window's start, as jHiccup writes them.
       const auto start = run.start_mapping().unix + setup.config.warmup;
-      log = std::make_unique<hdr::interval_log_writer>(hlog_text, static_cast<double>(start.count()) / 1e9);
+      log = std::make_unique<hdr::interval_log_writer>(hlog_text,
+                                                       static_cast<double>(start.count()) / 1e9);
       log->write_header("[Logged with punctual 0.1.0]");
     }
     write_interval(*log, index, v, setup.config);
@@ -197,7 +201,6 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
   if (!hlog_path.empty()) write_file_atomically(hlog_path, hlog_text.str());
   return r;
 }
-
 
 // Every file output comes from the JSON report's text: the HTML and the timeline show exactly
 // what the JSON says.
@@ -228,9 +231,11 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
   }
   for (const auto& note : setup.notes) std::fprintf(stderr, "punctual: note: %s\n", note.c_str());
   if (setup.config.start_at && !o.quiet) {
-    std::fprintf(stderr, "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
-                 run::shard_name(setup.config).c_str(), o.start_at.c_str(),
-                 analysis::duration_text(std::max(*setup.config.start_at - net::unix_now(), nanoseconds{0})).c_str());
+    std::fprintf(
+        stderr, "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
+        run::shard_name(setup.config).c_str(), o.start_at.c_str(),
+        analysis::duration_text(std::max(*setup.config.start_at - net::unix_now(), nanoseconds{0}))
+            .c_str());
   }
   analysis::interval_series series(analysis::slo_percentiles(setup.slos));
   progress_line progress(choose_progress(o.quiet, o.progress, isatty(STDERR_FILENO) == 1), stderr,

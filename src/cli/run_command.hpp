@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/atomic_file.hpp"
 #include "analysis/interval_series.hpp"
+#include "cli/atomic_file.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_options.hpp"
 #include "engine/run.hpp"

@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/http_options.hpp"
 #include "cli/mix_options.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/shard_options.hpp"
-#include "cli/http_options.hpp"
 #include "cli/tls_options.hpp"
 #include "cli/units.hpp"
 #include "http/request.hpp"
@@ -45,8 +45,8 @@ void check_schedule_in(const run_options& o) {
   if (o.model == "closed") {
     throw usage_error("--schedule-in: the closed model has no schedule (the server sets the pace)");
   }
-  const char* other = !o.rate.empty()     ? "-R/--rate"
-                      : !o.stages.empty() ? "--stages"
+  const char* other = !o.rate.empty()      ? "-R/--rate"
+                      : !o.stages.empty()  ? "--stages"
                       : !o.arrival.empty() ? "--arrival"
                                            : nullptr;
   if (other) {
@@ -69,8 +69,9 @@ void check_shape(const run_options& o) {
   if (!o.scenario_file.empty()) return;  // the file holds the model (load_scenario_options)
   if (o.url.empty()) throw usage_error("url: a target URL is required (or --scenario FILE.yaml)");
   if (o.model == "open" && o.rate.empty() && o.stages.empty() && o.schedule_in.empty()) {
-    throw usage_error("-R/--rate is required for the open model (e.g. -R 2000), or use --stages "
-                      "or --schedule-in");
+    throw usage_error(
+        "-R/--rate is required for the open model (e.g. -R 2000), or use --stages "
+        "or --schedule-in");
   }
   if (o.model == "closed" && !o.rate.empty()) {
     throw usage_error("-R/--rate: the closed model has no rate (the server sets the pace)");
@@ -79,7 +80,8 @@ void check_shape(const run_options& o) {
     throw usage_error("--expected-interval applies to the closed model only");
   }
   if (!o.arrival.empty() && o.arrival != "constant" && o.arrival != "poisson") {
-    throw usage_error("--arrival: '" + o.arrival + "' is not an arrival process (expected constant or poisson)");
+    throw usage_error("--arrival: '" + o.arrival +
+                      "' is not an arrival process (expected constant or poisson)");
   }
   if (!o.body.empty() && !o.body_file.empty()) {
     throw usage_error("--body and --body-file cannot be used together");
@@ -91,8 +93,9 @@ void check_shape(const run_options& o) {
     throw usage_error("--arrival " + o.arrival + ": the closed model has no arrival process");
   }
   if (o.model == "closed" && o.max_queue != 0) {
-    throw usage_error("--max-queue: the closed model has no queue (each connection sends its next "
-                      "request when the previous one is answered)");
+    throw usage_error(
+        "--max-queue: the closed model has no queue (each connection sends its next "
+        "request when the previous one is answered)");
   }
   if (o.model == "open" && o.think != "0s") {
     throw usage_error("--think " + o.think + ": think time applies to the closed model only");
@@ -104,12 +107,13 @@ void check_output_path(const char* option, const std::string& path, bool dash_ok
   if (path.empty()) return;
   if (dash_ok && path == "-") return;
   const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   if (path.back() == '/' || access(dir.c_str(), W_OK) != 0) {
-    throw usage_error(std::string(option) + ": cannot write '" + path + "' (no such writable directory)");
+    throw usage_error(std::string(option) + ": cannot write '" + path +
+                      "' (no such writable directory)");
   }
 }
-
 
 http::request_spec build_request(const run_options& o, const http::url& target) {
   http::request_spec spec;
@@ -143,8 +147,8 @@ std::chrono::nanoseconds default_duration(const run_options& o, const schedule::
   const auto end = replay->natural_end();
   if (warmup >= end) {
     throw usage_error("--warmup " + o.warmup + " covers the whole of --schedule-in " +
-                      o.schedule_in + " (its time line ends at " +
-                      schedule::format_duration(end) + "), so nothing would be measured");
+                      o.schedule_in + " (its time line ends at " + schedule::format_duration(end) +
+                      "), so nothing would be measured");
   }
   return end - warmup;
 }
@@ -155,7 +159,9 @@ void parse_times(const run_options& o, const schedule::trace* replay, run::confi
   c.duration = o.duration.empty() ? default_duration(o, replay, c.warmup)
                                   : parse_duration("-d/--duration", o.duration);
   c.timeout = parse_duration("--timeout", o.timeout);
-  c.connect_timeout = o.connect_timeout.empty() ? c.timeout : parse_duration("--connect-timeout", o.connect_timeout);
+  c.connect_timeout = o.connect_timeout.empty()
+                          ? c.timeout
+                          : parse_duration("--connect-timeout", o.connect_timeout);
   if (c.duration.count() <= 0) throw usage_error("-d/--duration: must be more than 0");
   if (c.timeout.count() <= 0) throw usage_error("--timeout: must be more than 0");
 }
@@ -175,7 +181,8 @@ schedule::plan build_plan(const run_options& o, const run::config& c,
     }
     return p;
   }
-  p.arrival = o.arrival == "poisson" ? schedule::arrival_kind::poisson : schedule::arrival_kind::constant;
+  p.arrival =
+      o.arrival == "poisson" ? schedule::arrival_kind::poisson : schedule::arrival_kind::constant;
   if (!o.rate.empty()) p.rate_per_s = parse_rate("-R/--rate", o.rate);
   if (!o.stages.empty()) {
     std::string error;
@@ -193,7 +200,8 @@ run::closed_model build_closed_model(const run_options& o) {
   m.think = parse_duration("--think", o.think);
   if (!o.expected_interval.empty()) {
     m.expected_interval = parse_duration("--expected-interval", o.expected_interval);
-    if (m.expected_interval->count() <= 0) throw usage_error("--expected-interval: must be more than 0");
+    if (m.expected_interval->count() <= 0)
+      throw usage_error("--expected-interval: must be more than 0");
   }
   return m;
 }
@@ -250,7 +258,6 @@ void check_descriptor_limit(std::uint32_t connections) {
                     std::to_string(lim.rlim_cur) + ")");
 }
 
-
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line) {
   check_shape(o);
   check_output_path("--json", o.json_out, true);
@@ -272,7 +279,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   c.precision = parse_precision(o.precision);
   c.keep_alive = !o.no_keepalive;
   for (const auto& r : parse_status_ranges("--expect-status", o.expect_status)) {
-    for (int code = r.low; code <= r.high; ++code) c.expected_status.set(static_cast<std::size_t>(code));
+    for (int code = r.low; code <= r.high; ++code)
+      c.expected_status.set(static_cast<std::size_t>(code));
   }
   const auto spec = build_request(o, *target.value);
   c.request = http::encode_request(spec);

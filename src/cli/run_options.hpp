@@ -29,16 +29,16 @@ struct run_options {
   std::string connect_timeout;
   std::string precision = "fine";
   bool no_keepalive = false;
-  std::string http = "1.1";          // --http 1.1|2|auto
-  std::uint32_t max_streams = 100;   // --max-streams: HTTP/2 streams per connection
+  std::string http = "1.1";         // --http 1.1|2|auto
+  std::uint32_t max_streams = 100;  // --max-streams: HTTP/2 streams per connection
   bool max_streams_given = false;
   std::string method = "GET";
   std::vector<std::string> headers;
   std::string body;
   std::string body_file;
-  std::string requests_file;  // --requests FILE.yaml: a weighted mix (open model)
-  std::string scenario_file;  // --scenario FILE.yaml: the hybrid model
-  bool seed_given = false;    // --seed was given (it overrides a scenario file's seed)
+  std::string requests_file;       // --requests FILE.yaml: a weighted mix (open model)
+  std::string scenario_file;       // --scenario FILE.yaml: the hybrid model
+  bool seed_given = false;         // --seed was given (it overrides a scenario file's seed)
   bool connections_given = false;  // -c was given (a scenario's per_user connections refuse it)
   std::string expect_status = "200-399";
   bool full_latency = false;

@@ -65,19 +65,21 @@ std::bitset<600> status_set(const std::vector<int>& ranges) {
 
 // The steps of every scenario as names SCENARIO.STEP, then one SCENARIO.session per scenario.
 // A step that names {{variables}} is rendered per user from a template of its request.
-std::shared_ptr<const http::request_template> step_template(const http::request_spec& spec,
-                                                            const std::string& where,
-                                                            const std::vector<std::string>& variables) {
+std::shared_ptr<const http::request_template> step_template(
+    const http::request_spec& spec, const std::string& where,
+    const std::vector<std::string>& variables) {
   bool marked = http::has_template_mark(spec.path_and_query) || http::has_template_mark(spec.body);
   for (const auto& header : spec.headers) marked = marked || http::has_template_mark(header);
   if (!marked) return nullptr;
   auto t = http::request_template::compile(http::encode_request_head(spec), spec.body,
                                            http::method_implies_body(spec.method), variables);
   if (auto* error = std::get_if<std::string>(&t)) throw usage_error(where + ": " + *error);
-  return std::make_shared<const http::request_template>(std::move(std::get<http::request_template>(t)));
+  return std::make_shared<const http::request_template>(
+      std::move(std::get<http::request_template>(t)));
 }
 
-std::vector<run::capture_rule> capture_rules(const scenario::step& st, const std::vector<std::string>& variables) {
+std::vector<run::capture_rule> capture_rules(const scenario::step& st,
+                                             const std::vector<std::string>& variables) {
   std::vector<run::capture_rule> out;
   for (const auto& c : st.captures) {
     const auto at = std::find(variables.begin(), variables.end(), c.name) - variables.begin();
@@ -98,13 +100,15 @@ void add_names(const run_options& o, const scenario::scenario_file& f, const htt
       r.weight = 0;  // steps are never drawn: a session sends them in order
       r.expected_status =
           st.expect_status.empty() ? c.expected_status : status_set(st.expect_status);
-      if (!st.expect_body.empty()) r.expect_body = std::make_shared<const http::body_needle>(st.expect_body);
+      if (!st.expect_body.empty())
+        r.expect_body = std::make_shared<const http::body_needle>(st.expect_body);
       const http::request_spec spec = spec_of_entry(o, target, where, text);
-      const bool own_cookie = std::any_of(spec.headers.begin(), spec.headers.end(), [](const std::string& hd) {
-        return http::iequals(http::header_name(hd), "Cookie");
-      });
-      hs.steps.push_back({static_cast<std::uint16_t>(c.mix.size()), st.think, step_template(spec, where, h.variables),
-                          capture_rules(st, h.variables), own_cookie});
+      const bool own_cookie = std::any_of(
+          spec.headers.begin(), spec.headers.end(),
+          [](const std::string& hd) { return http::iequals(http::header_name(hd), "Cookie"); });
+      hs.steps.push_back({static_cast<std::uint16_t>(c.mix.size()), st.think,
+                          step_template(spec, where, h.variables), capture_rules(st, h.variables),
+                          own_cookie});
       c.mix.push_back(std::move(r));
     }
     h.scenarios.push_back(std::move(hs));
@@ -126,7 +130,8 @@ void set_user_connections(const run_options& o, const scenario::scenario_file& f
   h.per_user = f.connection == scenario::connection_policy::per_user;
   if (!h.per_user) return;
   if (o.connections_given) {
-    throw usage_error("--scenario " + f.file + ": -c applies only with connection: pool (per_user "
+    throw usage_error("--scenario " + f.file +
+                      ": -c applies only with connection: pool (per_user "
                       "opens a connection per user)");
   }
   c.connections = f.max_users ? std::max(f.max_users, c.threads) : per_user_slots * c.threads;

@@ -1,4 +1,6 @@
 // `punctual serve`: runs the stalling test server until --duration ends or SIGINT/SIGTERM.
+#include "cli/serve_command.hpp"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/serve_command.hpp"
 #include "cli/units.hpp"
 #include "server/server.hpp"
 

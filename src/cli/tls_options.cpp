@@ -55,13 +55,18 @@ resolve_entry parse_resolve(std::string_view text) {
 
 void apply_tls_options(const run_options& o, const http::url& target, run::config& config) {
   if (o.cert.empty() != o.key.empty()) {
-    throw usage_error(o.cert.empty() ? "--key: give --cert with it (a client certificate and its key)"
-                                     : "--cert: give --key with it (the certificate's private key)");
+    throw usage_error(o.cert.empty()
+                          ? "--key: give --cert with it (a client certificate and its key)"
+                          : "--cert: give --key with it (the certificate's private key)");
   }
   if (!target.tls) {
-    const char* option = o.insecure ? "--insecure" : !o.cacert.empty() ? "--cacert" : !o.cert.empty() ? "--cert" : nullptr;
+    const char* option = o.insecure          ? "--insecure"
+                         : !o.cacert.empty() ? "--cacert"
+                         : !o.cert.empty()   ? "--cert"
+                                             : nullptr;
     if (option) {
-      throw usage_error(std::string(option) + ": the target is http://, which has no TLS (use https://)");
+      throw usage_error(std::string(option) +
+                        ": the target is http://, which has no TLS (use https://)");
     }
     return;
   }

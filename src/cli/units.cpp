@@ -35,8 +35,8 @@ std::optional<number_part> split_number(std::string_view text, problem& why) noe
   }
   if (!(text.front() == '.' || (text.front() >= '0' && text.front() <= '9'))) return std::nullopt;
   number_part out;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out.value,
-                                         std::chars_format::fixed);
+  const auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), out.value, std::chars_format::fixed);
   if (ec == std::errc::result_out_of_range) {
     why = problem::too_large;
     return std::nullopt;
@@ -78,9 +78,12 @@ std::optional<double> rate_or(std::string_view text, problem& why) noexcept {
   std::string_view suffix = number->suffix;
   if (suffix.size() >= 2 && suffix.substr(suffix.size() - 2) == "/s") suffix.remove_suffix(2);
   double scale = 1;
-  if (suffix == "k" || suffix == "K") scale = 1e3;
-  else if (suffix == "M") scale = 1e6;
-  else if (!suffix.empty()) return std::nullopt;
+  if (suffix == "k" || suffix == "K")
+    scale = 1e3;
+  else if (suffix == "M")
+    scale = 1e6;
+  else if (!suffix.empty())
+    return std::nullopt;
   const double rate = number->value * scale;
   if (!(rate > 0)) return std::nullopt;
   if (rate > max_rate) {
@@ -113,7 +116,8 @@ std::chrono::nanoseconds parse_duration(std::string_view option, std::string_vie
   const std::string head = std::string{option} + ": " + http::quoted(text);
   const std::string expected = "(expected a number with a unit: ns, us, ms, s, m, h, e.g. 30s)";
   if (why == problem::negative) throw usage_error(head + " is negative " + expected);
-  if (why == problem::too_large) throw usage_error(head + " is too long (at most 100 days, e.g. 2400h)");
+  if (why == problem::too_large)
+    throw usage_error(head + " is too long (at most 100 days, e.g. 2400h)");
   throw usage_error(head + " is not a duration " + expected);
 }
 
@@ -126,8 +130,10 @@ double parse_rate(std::string_view option, std::string_view text) {
   problem why{};
   if (const auto value = rate_or(text, why)) return *value;
   const std::string head = std::string{option} + ": " + http::quoted(text);
-  if (why == problem::too_large) throw usage_error(head + " is too high (at most 1000M requests per second)");
-  throw usage_error(head + " is not a rate (expected requests per second > 0, e.g. 2000, 2k, 1.5k, 1M)");
+  if (why == problem::too_large)
+    throw usage_error(head + " is too high (at most 1000M requests per second)");
+  throw usage_error(head +
+                    " is not a rate (expected requests per second > 0, e.g. 2000, 2k, 1.5k, 1M)");
 }
 
 std::optional<std::vector<status_range>> try_parse_status_ranges(std::string_view text) {

@@ -39,7 +39,8 @@ nanoseconds closed_load::next_due(nanoseconds now) const noexcept {
   return due;
 }
 
-void closed_load::on_final(const record::request_times& t, record::outcome, nanoseconds at) noexcept {
+void closed_load::on_final(const record::request_times& t, record::outcome,
+                           nanoseconds at) noexcept {
   if (t.user == 0 || t.user > users_.size()) return;
   user& u = users_[t.user - 1];
   u.waiting = false;

@@ -23,9 +23,12 @@ class closed_load final : public source_requests {
   void dispatch(nanoseconds now) override;
   nanoseconds next_due(nanoseconds now) const noexcept override;
   bool idle(nanoseconds now) const noexcept override { return now >= window_end_; }
-  void on_final(const record::request_times& t, record::outcome o, nanoseconds at) noexcept override;
+  void on_final(const record::request_times& t, record::outcome o,
+                nanoseconds at) noexcept override;
   bool reads_may_wait() const noexcept override { return false; }
-  void interrupt(nanoseconds at) override { window_end_ = std::min(window_end_, std::max(at, start_)); }
+  void interrupt(nanoseconds at) override {
+    window_end_ = std::min(window_end_, std::max(at, start_));
+  }
   void finish() override {}
 
  private:

@@ -6,9 +6,12 @@
 namespace punctual::engine {
 namespace {
 
-std::int64_t whole_seconds(nanoseconds window) { return window / std::chrono::seconds(1); }
+std::int64_t whole_seconds(nanoseconds window) {
+  return window / std::chrono::seconds(1);
+}
 
-void add_steps(std::vector<record::second_views>& into, const std::vector<record::second_views>& steps) {
+void add_steps(std::vector<record::second_views>& into,
+               const std::vector<record::second_views>& steps) {
   if (into.size() < steps.size()) into.resize(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) into[i].add(steps[i]);
 }
@@ -45,8 +48,9 @@ void run_collector::pending_intervals::release(std::int64_t index) {
   sets_.erase(it);
 }
 
-run_collector::run_collector(const run_config& config, std::vector<std::unique_ptr<worker>>& workers,
-                             run::result& result, const interval_sink& sink)
+run_collector::run_collector(const run_config& config,
+                             std::vector<std::unique_ptr<worker>>& workers, run::result& result,
+                             const interval_sink& sink)
     : config_(config),
       workers_(workers),
       result_(result),
@@ -59,7 +63,8 @@ void run_collector::poll(const run_control& control) {
   poll_intervals();
   // An interrupted window's last second is not whole: it must not compete.
   if (control.interrupted.load()) {
-    worst_.limit(whole_seconds(nanoseconds{control.interrupted_at_ns.load()} - result_.measure_start));
+    worst_.limit(
+        whole_seconds(nanoseconds{control.interrupted_at_ns.load()} - result_.measure_start));
   }
   poll_seconds();
 }
@@ -105,7 +110,8 @@ void run_collector::finish(const run_control& control, nanoseconds now) {
   // after the window's last and recorded nothing there leaves an empty set: it is no interval
   // of the run (the timeline would show a collapse).
   poll_intervals();
-  const std::int64_t window_intervals = (config_.duration + config_.interval - nanoseconds{1}) / config_.interval;
+  const std::int64_t window_intervals =
+      (config_.duration + config_.interval - nanoseconds{1}) / config_.interval;
   std::int64_t last = next_emit_ - 1;
   for (auto& w : workers_) {
     pending_.at(w->recorder().current_interval()).add(w->recorder().intervals().last());
@@ -117,15 +123,16 @@ void run_collector::finish(const run_control& control, nanoseconds now) {
   }
 
   result_.interrupted = control.interrupted.load();
-  const nanoseconds window_end =
-      result_.interrupted ? std::min(nanoseconds{control.interrupted_at_ns.load()},
-                                     result_.measure_start + config_.duration)
-                          : result_.measure_start + config_.duration;
+  const nanoseconds window_end = result_.interrupted
+                                     ? std::min(nanoseconds{control.interrupted_at_ns.load()},
+                                                result_.measure_start + config_.duration)
+                                     : result_.measure_start + config_.duration;
   result_.window = std::max(window_end - result_.measure_start, nanoseconds{0});
   result_.elapsed = now - result_.start.mono;
   // Every second is complete now.
   worst_.limit(whole_seconds(result_.window));
-  for (auto& w : workers_) w->recorder().seconds().retire_through(std::numeric_limits<std::int64_t>::max());
+  for (auto& w : workers_)
+    w->recorder().seconds().retire_through(std::numeric_limits<std::int64_t>::max());
   poll_seconds();
   result_.worst_second = worst_.worst();
   add_up();

@@ -34,12 +34,12 @@ struct connection {
   // the connection takes no new request, which would only meet the close.
   bool peer_closing = false;
   std::chrono::nanoseconds connect_started{};
-  std::chrono::nanoseconds retry_at{};   // closed after a failed connect: not before this
-  std::uint32_t first_slot = 0;  // its slots: first_slot .. first_slot + slot_count - 1
+  std::chrono::nanoseconds retry_at{};  // closed after a failed connect: not before this
+  std::uint32_t first_slot = 0;         // its slots: first_slot .. first_slot + slot_count - 1
   std::uint32_t slot_count = 1;
-  std::uint32_t in_flight = 0;              // its busy slots
-  std::vector<std::uint32_t> free_slots;    // its free slots (a stack; the lowest on top)
-  nanoseconds busy_since{};  // a send no later than every request it carries (dates reads)
+  std::uint32_t in_flight = 0;            // its busy slots
+  std::vector<std::uint32_t> free_slots;  // its free slots (a stack; the lowest on top)
+  nanoseconds busy_since{};      // a send no later than every request it carries (dates reads)
   std::uint32_t generation = 0;  // counts closes: bytes read before one belong to no request
 };
 

@@ -30,10 +30,10 @@ struct deadline_rule {
 
 // How an attempt that ended at `ended_at` is to be accounted.
 struct attempt_ending {
-  bool in_time = true;     // ended before its deadline: its own outcome stands
+  bool in_time = true;      // ended before its deadline: its own outcome stands
   bool chain_over = false;  // timed out at the chain's deadline: no retry can follow
-  nanoseconds at{};        // the instant to record it at
-  nanoseconds value{};     // the response time to record: at - intended, never above the timeout
+  nanoseconds at{};         // the instant to record it at
+  nanoseconds value{};      // the response time to record: at - intended, never above the timeout
 };
 
 inline attempt_ending settle(const deadline_rule& rule, const record::request_times& t,

@@ -24,7 +24,8 @@ class hybrid_load final : public load_model {
     return std::min(arrivals_.next_due(), std::max(sessions_.earliest_due(), now));
   }
   bool idle(nanoseconds) const noexcept override { return arrivals_.over() && sessions_.idle(); }
-  void on_final(const record::request_times& t, record::outcome o, nanoseconds at) noexcept override {
+  void on_final(const record::request_times& t, record::outcome o,
+                nanoseconds at) noexcept override {
     sessions_.on_final(t, o, at);
   }
   bool reads_may_wait() const noexcept override { return sessions_.reads_may_wait(); }
@@ -42,7 +43,8 @@ class hybrid_load final : public load_model {
   bool keeps_response(const record::request_times& t) const noexcept override {
     return sessions_.wants_response(t);
   }
-  bool take_response(const record::request_times& t, std::string_view response, bool checks_pass) override {
+  bool take_response(const record::request_times& t, std::string_view response,
+                     bool checks_pass) override {
     return sessions_.take_response(t, response, checks_pass);
   }
   bool next_released(std::uint32_t& slot) noexcept override { return sessions_.next_ended(slot); }

@@ -68,7 +68,8 @@ class load_model {
   // Nothing will come due any more except what outcomes still to come lead to.
   virtual bool idle(nanoseconds now) const noexcept = 0;
   // Every final outcome, after it is recorded (the recorder's listener, through the worker).
-  virtual void on_final(const record::request_times& t, record::outcome o, nanoseconds at) noexcept = 0;
+  virtual void on_final(const record::request_times& t, record::outcome o,
+                        nanoseconds at) noexcept = 0;
   // Whether a response may wait unread for the next due wake-up (its receive stamp dates it):
   // not when a user waits on it to send its next request.
   virtual bool reads_may_wait() const noexcept = 0;

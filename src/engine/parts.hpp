@@ -24,7 +24,7 @@ struct run_parts {
   std::unique_ptr<request_source> requests;
   const net::clock* clock = nullptr;
   std::function<std::unique_ptr<net::poller>()> make_poller;  // one per worker
-  request_tap* tap = nullptr;  // tests only
+  request_tap* tap = nullptr;                                 // tests only
 };
 
 // Real sockets (TCP or TLS, as the target's scheme says), the codecs --http asks for, the

@@ -21,9 +21,9 @@ namespace punctual::engine {
 // for the whole run.
 struct wire_request {
   std::string_view bytes;
-  bool head = false;  // a HEAD request: its response has no body
+  bool head = false;                                  // a HEAD request: its response has no body
   const std::bitset<600>* expected_status = nullptr;  // the statuses that are ok; null: the run's
-  const http::body_needle* expect_body = nullptr;    // text the body must contain; null: none
+  const http::body_needle* expect_body = nullptr;     // text the body must contain; null: none
 };
 
 class request_source {
@@ -58,7 +58,8 @@ class weighted_mix final : public request_source {
   std::uint16_t name_of(std::uint64_t index) const noexcept override;
   wire_request request(std::uint16_t name) const noexcept override {
     const run::named_request& e = entries_[name];
-    return {e.bytes, e.head, e.expected_status.any() ? &e.expected_status : nullptr, e.expect_body.get()};
+    return {e.bytes, e.head, e.expected_status.any() ? &e.expected_status : nullptr,
+            e.expect_body.get()};
   }
 
  private:

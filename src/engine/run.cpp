@@ -18,20 +18,27 @@ constexpr nanoseconds start_lead{20'000'000};
 constexpr nanoseconds connect_ahead{2'000'000'000};
 
 void sleep_for(nanoseconds d) noexcept {
-  timespec ts{static_cast<time_t>(d.count() / 1'000'000'000), static_cast<long>(d.count() % 1'000'000'000)};
+  timespec ts{static_cast<time_t>(d.count() / 1'000'000'000),
+              static_cast<long>(d.count() % 1'000'000'000)};
   nanosleep(&ts, nullptr);  // EINTR (a signal) just ends the nap early
 }
 
 }  // namespace
 
-load_run::load_run(const run_config& config, run_parts parts) : config_(config), parts_(std::move(parts)) {
+load_run::load_run(const run_config& config, run_parts parts)
+    : config_(config), parts_(std::move(parts)) {
   const std::uint32_t threads = config.threads;
   const std::uint32_t per_connection = config.slots_per_connection();
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.
-    const std::uint32_t share = config.connections / threads + (w < config.connections % threads ? 1 : 0);
-    worker_parts wp{*parts_.transports, *parts_.codecs, *parts_.clock, parts_.make_poller(),
-                    make_load_model(config, w, share * per_connection, *parts_.requests), parts_.tap};
+    const std::uint32_t share =
+        config.connections / threads + (w < config.connections % threads ? 1 : 0);
+    worker_parts wp{*parts_.transports,
+                    *parts_.codecs,
+                    *parts_.clock,
+                    parts_.make_poller(),
+                    make_load_model(config, w, share * per_connection, *parts_.requests),
+                    parts_.tap};
     workers_.push_back(std::make_unique<worker>(config, w, share, std::move(wp)));
   }
 }

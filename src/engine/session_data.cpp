@@ -13,7 +13,9 @@ namespace punctual::engine {
 namespace {
 
 // A value goes into request lines and headers: bytes that would end or split one are refused.
-bool fits_a_request(std::string_view v) noexcept { return std::none_of(v.begin(), v.end(), http::is_control_byte); }
+bool fits_a_request(std::string_view v) noexcept {
+  return std::none_of(v.begin(), v.end(), http::is_control_byte);
+}
 
 }  // namespace
 
@@ -70,11 +72,13 @@ bool session_driver::wants_response(const record::request_times& t) const noexce
   return t.user != 0 && (hybrid_.cookies || !step_of(t).captures.empty());
 }
 
-bool session_driver::take_response(const record::request_times& t, std::string_view response, bool capture) {
+bool session_driver::take_response(const record::request_times& t, std::string_view response,
+                                   bool capture) {
   if (t.user == 0) return true;
   if (hybrid_.cookies) {
     http::cookie_jar& jar = jars_[t.user - 1];
-    http::for_each_response_header(response, "set-cookie", [&](std::string_view v) { jar.take(v); });
+    http::for_each_response_header(response, "set-cookie",
+                                   [&](std::string_view v) { jar.take(v); });
   }
   if (!capture) return true;
   auto& values = values_[t.user - 1];

@@ -182,7 +182,8 @@ void session_driver::end(std::uint32_t id, std::uint16_t first_unsent, record::o
                          nanoseconds at) noexcept {
   session& s = sessions_[id];
   if (o != record::outcome::ok) {
-    recorder_->on_session_failed_at(s.arrival, hybrid_.scenarios[s.scenario].steps[s.failed_step].name);
+    recorder_->on_session_failed_at(s.arrival,
+                                    hybrid_.scenarios[s.scenario].steps[s.failed_step].name);
   }
   close_steps(s.user, s.scenario, s.arrival, first_unsent, record::outcome::skipped, o, at);
   s.in_use = false;
@@ -199,7 +200,8 @@ void session_driver::set_read_horizon(nanoseconds horizon) noexcept {
     for (std::size_t i = 0; i + 1 < sc.steps.size(); ++i) {
       // The shortest think each shape can draw: an exponential one can draw zero.
       const auto& t = sc.steps[i].think;
-      const nanoseconds least = t.shape == schedule::think_time::kind::exponential ? nanoseconds{0} : t.a;
+      const nanoseconds least =
+          t.shape == schedule::think_time::kind::exponential ? nanoseconds{0} : t.a;
       thinks_outlast_ = thinks_outlast_ && least >= horizon;
     }
   }

@@ -91,7 +91,7 @@ class session_driver final : public record::outcome_listener {
     std::uint16_t next_step = 0;                     // the step to send next
     record::outcome ended_by = record::outcome::ok;  // the first failure (continue), or ok
     bool in_use = false;
-    std::uint16_t failed_step = 0;                   // where ended_by happened
+    std::uint16_t failed_step = 0;  // where ended_by happened
   };
   struct due_step {
     nanoseconds due{};
@@ -126,12 +126,12 @@ class session_driver final : public record::outcome_listener {
   // Per session slot: its user's variables (hybrid_model::variables). Kept apart from
   // `sessions_` so a reused slot keeps its strings' room.
   bool hold_ended_ = false;
-  bool thinks_outlast_ = false;  // set_read_horizon
+  bool thinks_outlast_ = false;       // set_read_horizon
   std::vector<std::uint32_t> ended_;  // held slots, ended but not yet released
   std::vector<std::vector<std::string>> values_;
   std::vector<http::cookie_jar> jars_;  // per session slot, when the file keeps cookies
-  std::string body_;          // scratch for a response body being captured from
-  std::string cookie_value_;  // scratch for a Cookie header's value
+  std::string body_;                    // scratch for a response body being captured from
+  std::string cookie_value_;            // scratch for a Cookie header's value
 };
 
 }  // namespace punctual::engine

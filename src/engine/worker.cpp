@@ -134,7 +134,8 @@ bool worker::turn() {
 
 void worker::wait_and_handle() {
   const net::waited w = poller_->wait(plan_);
-  if (plan_.timer_sleep.count() > 0) pacer_.learn(turn_at_ + plan_.timer_sleep, plan_.timer_sleep, w.timer_woke);
+  if (plan_.timer_sleep.count() > 0)
+    pacer_.learn(turn_at_ + plan_.timer_sleep, plan_.timer_sleep, w.timer_woke);
   if (plan_.socket_wait.count() > 0 && w.timed_out) {
     pacer_.learn(turn_at_ + plan_.socket_wait, plan_.socket_wait, w.woke);
   }
@@ -415,7 +416,8 @@ void worker::check_deadline(slot& s, nanoseconds now) {
   // HTTP/2 resets the stream and keeps the connection; HTTP/1.1 must close it. A request that
   // waited on a connect leaves it to the others bound to it.
   const bool sent = c.state == conn_state::busy && s.times.sent.count() != 0;
-  if (sent && c.codec->counts_per_stream()) count_stream_bytes(s, c.codec->bytes_of(local_index(s)));
+  if (sent && c.codec->counts_per_stream())
+    count_stream_bytes(s, c.codec->bytes_of(local_index(s)));
   const bool carries_on = sent ? c.codec->cancel(local_index(s)) : c.in_flight > 1;
   mark_free(s);
   if (!carries_on) {
@@ -469,7 +471,8 @@ void worker::scan_connections(nanoseconds now) noexcept {
     const nanoseconds search = no_free_at_ + free_scan_pause;
     for (const auto& c : connections_) {
       note_connection(c, wake, awaits_socket);
-      if (reopens && c.state == conn_state::closed) wake = std::min(wake, std::max(c.retry_at, search));
+      if (reopens && c.state == conn_state::closed)
+        wake = std::min(wake, std::max(c.retry_at, search));
     }
   }
   scan_ = {wake, now, awaits_socket};
@@ -477,10 +480,12 @@ void worker::scan_connections(nanoseconds now) noexcept {
 
 // A connecting connection's timeout, and whether a request waits on this connection's socket
 // (a connect or a blocked write), not on a response: then its events must not wait.
-void worker::note_connection(const connection& c, nanoseconds& wake, bool& awaits_socket) const noexcept {
+void worker::note_connection(const connection& c, nanoseconds& wake,
+                             bool& awaits_socket) const noexcept {
   if (c.state != conn_state::connecting && !c.write_blocked) return;
   if (c.in_flight) awaits_socket = true;
-  if (c.state == conn_state::connecting) wake = std::min(wake, c.connect_started + config_.connect_timeout);
+  if (c.state == conn_state::connecting)
+    wake = std::min(wake, c.connect_started + config_.connect_timeout);
 }
 
 // Plans the wait as the pacer says. Responses may wait unread for the next due wake-up (their

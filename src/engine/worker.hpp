@@ -88,7 +88,8 @@ class worker final : private model_host, private record::outcome_listener {
   void enqueue(const record::request_times& t, nanoseconds now) override;
   nanoseconds slot_ready_at(std::uint32_t slot, nanoseconds now) const noexcept override;
   // outcome_listener: every final outcome goes on to the model (and the tap).
-  void on_final(const record::request_times& t, record::outcome o, nanoseconds at) noexcept override;
+  void on_final(const record::request_times& t, record::outcome o,
+                nanoseconds at) noexcept override;
 
   // worker.cpp: where due requests go, and what has run out of time
   void admit(record::request_times& t, nanoseconds now);
@@ -137,7 +138,8 @@ class worker final : private model_host, private record::outcome_listener {
                 nanoseconds arrived);
   void act_on_events(connection& c, nanoseconds now, nanoseconds arrived, bool at_eof);
   void on_stream_failed(slot& s, const codec_event& e, nanoseconds now);
-  nanoseconds arrival_time(const connection& c, nanoseconds stamp, nanoseconds read_at) const noexcept;
+  nanoseconds arrival_time(const connection& c, nanoseconds stamp,
+                           nanoseconds read_at) const noexcept;
   void complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                 nanoseconds done);
   void settle_response(slot& s, const http::response_end& response, nanoseconds done);
@@ -152,7 +154,9 @@ class worker final : private model_host, private record::outcome_listener {
     return c.free_slots.empty() ? nullptr : &slots_[c.free_slots.back()];
   }
   connection& connection_of(const slot& s) noexcept { return connections_[s.connection]; }
-  const connection& connection_of(const slot& s) const noexcept { return connections_[s.connection]; }
+  const connection& connection_of(const slot& s) const noexcept {
+    return connections_[s.connection];
+  }
   std::uint32_t local_index(const slot& s) const noexcept {
     return static_cast<std::uint32_t>(&s - slots_.data()) - connections_[s.connection].first_slot;
   }

@@ -171,8 +171,9 @@ void worker::send_request(slot& s, nanoseconds now) {
   s.times.sent = now;
   if (c.in_flight == 1) c.busy_since = now;
   if (tap_) tap_->on_sent(id_, s.times, s.connection);
-  const bool begun = c.codec->begin(local_index(s), {s.request.bytes, s.request.head, s.request.expect_body,
-                                                      s.keeps_response ? &s.response : nullptr});
+  const bool begun =
+      c.codec->begin(local_index(s), {s.request.bytes, s.request.head, s.request.expect_body,
+                                      s.keeps_response ? &s.response : nullptr});
   recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : s.request.bytes.size());
   if (!begun) return fail_connection(c, record::socket_reason::h2_protocol, now);
   // HTTP/2 frames the requests of one turn of the loop together: one write per connection for
@@ -207,8 +208,9 @@ void worker::flush(connection& c, nanoseconds now) {
       return;
     }
     if (r.status != net::io_status::done) {
-      return fail_connection(c, r.status == net::io_status::reset ? record::socket_reason::reset
-                                                                  : record::socket_reason::write,
+      return fail_connection(c,
+                             r.status == net::io_status::reset ? record::socket_reason::reset
+                                                               : record::socket_reason::write,
                              now);
     }
     c.codec->wrote(r.bytes);
@@ -239,15 +241,17 @@ void worker::on_readable(connection& c, bool read_to_end) {
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
       // A short read drained the socket and a later arrival raises a new edge, so the read that
       // would only return EAGAIN is skipped.
-      if (r.bytes < read_buffer_.size() && !read_to_end && c.transport->drained_after_short_read()) {
+      if (r.bytes < read_buffer_.size() && !read_to_end &&
+          c.transport->drained_after_short_read()) {
         return;
       }
       continue;
     }
     if (c.in_flight == 0) return close_connection(c, now);
     if (r.status == net::io_status::closed) return on_closed_by_peer(c, now, last_arrival);
-    return fail_connection(c, r.status == net::io_status::reset ? record::socket_reason::reset
-                                                                : record::socket_reason::read,
+    return fail_connection(c,
+                           r.status == net::io_status::reset ? record::socket_reason::reset
+                                                             : record::socket_reason::read,
                            now);
   }
 }
@@ -316,10 +320,11 @@ void worker::act_on_events(connection& c, nanoseconds now, nanoseconds arrived, 
     const codec_event e = codec_events_.list[i];
     if (e.what == codec_event::kind::protocol_error) {
       // A response cut short by the close counts as the close, as before any byte of it.
-      const auto why = at_eof ? record::socket_reason::closed
-                       : e.error == http::parse_error::header_too_large ? record::socket_reason::header_too_large
-                       : e.error == http::parse_error::h2_protocol ? record::socket_reason::h2_protocol
-                                                                   : record::socket_reason::parse;
+      const auto why =
+          at_eof                                           ? record::socket_reason::closed
+          : e.error == http::parse_error::header_too_large ? record::socket_reason::header_too_large
+          : e.error == http::parse_error::h2_protocol      ? record::socket_reason::h2_protocol
+                                                           : record::socket_reason::parse;
       return fail_connection(c, why, now);
     }
     slot& s = slots_[c.first_slot + e.slot];
@@ -330,8 +335,10 @@ void worker::act_on_events(connection& c, nanoseconds now, nanoseconds arrived, 
     }
     if (c.codec->counts_per_stream()) count_stream_bytes(s, e.bytes);
     if (e.what == codec_event::kind::response) {
-      complete(c, s, at_eof ? http::response_end{e.response.status, false, e.response.body_found} : e.response,
-               now, arrived);
+      complete(
+          c, s,
+          at_eof ? http::response_end{e.response.status, false, e.response.body_found} : e.response,
+          now, arrived);
     } else {
       on_stream_failed(s, e, now);
     }
@@ -342,7 +349,8 @@ void worker::act_on_events(connection& c, nanoseconds now, nanoseconds arrived, 
 // again, once, transparently (on the connection with the fewest streams; a connection after
 // GOAWAY takes none); a reset follows the retry policy like a lost connection.
 void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
-  const bool unprocessed = e.failure == http::stream_failure::refused || e.failure == http::stream_failure::goaway;
+  const bool unprocessed =
+      e.failure == http::stream_failure::refused || e.failure == http::stream_failure::goaway;
   if (unprocessed && !s.times.resent) {
     recorder_->on_h2_unprocessed(s.times);
     record::request_times again = s.times;
@@ -356,8 +364,10 @@ void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
     recorder_->on_h2_reset(s.times, e.code);
     return fail_slot(s, record::socket_reason::h2_rst, now);
   }
-  fail_slot(s, e.failure == http::stream_failure::goaway ? record::socket_reason::goaway
-                                                           : record::socket_reason::closed, now);
+  fail_slot(s,
+            e.failure == http::stream_failure::goaway ? record::socket_reason::goaway
+                                                      : record::socket_reason::closed,
+            now);
 }
 
 void worker::complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
@@ -375,7 +385,8 @@ void worker::complete(connection& c, slot& s, const http::response_end& response
 void worker::settle_response(slot& s, const http::response_end& response, nanoseconds done) {
   const attempt_ending e = settle(deadlines_, s.times, done);
   if (!e.in_time) return time_out(s.times, e, done);
-  const auto& statuses = s.request.expected_status ? *s.request.expected_status : config_.expected_status;
+  const auto& statuses =
+      s.request.expected_status ? *s.request.expected_status : config_.expected_status;
   const int status = response.status;
   const bool expected = status >= 0 && status < 600 && statuses.test(status);
   const auto cause = retry_cause_of(status);
@@ -383,14 +394,16 @@ void worker::settle_response(slot& s, const http::response_end& response, nanose
     // Cookies are kept from any final response, as a browser keeps them; captures only from one
     // that passed its other checks.
     const bool checks_pass = expected && response.body_found;
-    const bool captured = !s.keeps_response || model_->take_response(s.times, s.response, checks_pass);
+    const bool captured =
+        !s.keeps_response || model_->take_response(s.times, s.response, checks_pass);
     auto failed = record::response_check::none;
     if (expected && !response.body_found) {
       failed = record::response_check::body;
     } else if (checks_pass && !captured) {
       failed = record::response_check::capture;
     }
-    recorder_->on_response(s.times, done, status, expected && failed == record::response_check::none, failed);
+    recorder_->on_response(s.times, done, status,
+                           expected && failed == record::response_check::none, failed);
   }
 }
 

@@ -39,8 +39,9 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
       if (c.state != conn_state::connecting && !settling) continue;
       if (c.connect_started + config_.connect_timeout <= now) {
         close_connection(c, now, true);
-        note({net::failure_kind::connect, settling ? "the server sent no HTTP/2 SETTINGS (is it an HTTP/2 server?)"
-                                                   : "connect timed out"});
+        note({net::failure_kind::connect,
+              settling ? "the server sent no HTTP/2 SETTINGS (is it an HTTP/2 server?)"
+                       : "connect timed out"});
       } else {
         ++pending;
       }
@@ -98,13 +99,15 @@ void worker::settle_before_start(connection& c, net::failure& error) {
     const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
     if (r.status == net::io_status::would_block) break;
     if (r.status != net::io_status::done) {
-      if (error.kind == net::failure_kind::none) error = {net::failure_kind::connect, "the server closed the connection while setting up"};
+      if (error.kind == net::failure_kind::none)
+        error = {net::failure_kind::connect, "the server closed the connection while setting up"};
       return close_connection(c, clock_.now(), true);
     }
     codec_events_.list.clear();
     c.codec->feed(read_buffer_.data(), r.bytes, codec_events_);
     if (!codec_events_.list.empty()) {  // nothing is in flight: only a broken protocol reports
-      if (error.kind == net::failure_kind::none) error = {net::failure_kind::connect, "HTTP/2 protocol error while setting up"};
+      if (error.kind == net::failure_kind::none)
+        error = {net::failure_kind::connect, "HTTP/2 protocol error while setting up"};
       return close_connection(c, clock_.now(), true);
     }
   }

@@ -12,7 +12,8 @@ constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxy
 constexpr std::array<std::int8_t, 256> make_reverse() {
   std::array<std::int8_t, 256> table{};
   for (auto& entry : table) entry = -1;
-  for (int i = 0; i < 64; ++i) table[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+  for (int i = 0; i < 64; ++i)
+    table[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
   return table;
 }
 
@@ -25,7 +26,8 @@ std::string base64_encode(std::span<const std::uint8_t> bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   std::size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
-    const std::uint32_t n = (std::uint32_t{bytes[i]} << 16) | (std::uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
+    const std::uint32_t n =
+        (std::uint32_t{bytes[i]} << 16) | (std::uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
     out.push_back(alphabet[(n >> 18) & 63]);
     out.push_back(alphabet[(n >> 12) & 63]);
     out.push_back(alphabet[(n >> 6) & 63]);
@@ -57,7 +59,8 @@ bool base64_decode(std::string_view text, std::vector<std::uint8_t>& out) {
         n <<= 6;
         continue;
       }
-      const std::int8_t v = reverse[static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)])];
+      const std::int8_t v =
+          reverse[static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)])];
       if (v < 0) return false;
       n = (n << 6) | static_cast<std::uint32_t>(v);
     }

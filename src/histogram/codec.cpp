@@ -32,7 +32,8 @@ std::uint64_t get_be(const std::uint8_t* p, int bytes) noexcept {
 }
 
 void put_item(std::vector<std::uint8_t>& out, std::int64_t item) {
-  std::uint64_t z = (static_cast<std::uint64_t>(item) << 1) ^ static_cast<std::uint64_t>(item >> 63);
+  std::uint64_t z =
+      (static_cast<std::uint64_t>(item) << 1) ^ static_cast<std::uint64_t>(item >> 63);
   // LEB128-64b9B: eight 7-bit groups with continuation flags, then a whole 8-bit ninth byte.
   for (std::size_t i = 0; i + 1 < max_leb128_bytes; ++i) {
     if (z < 0x80) {
@@ -69,7 +70,8 @@ struct header {
 
 decode_error parse_header(const std::uint8_t* p, header& out) noexcept {
   const auto cookie = static_cast<std::uint32_t>(get_be(p, 4));
-  if ((cookie & cookie_base_mask) != (encoding_cookie & cookie_base_mask)) return decode_error::bad_cookie;
+  if ((cookie & cookie_base_mask) != (encoding_cookie & cookie_base_mask))
+    return decode_error::bad_cookie;
   out.payload_length = static_cast<std::int32_t>(get_be(p + 4, 4));
   if (out.payload_length < 0) return decode_error::length_mismatch;
   // Offset 8 (normalizingIndexOffset) and 32 (conversion ratio) are ignored on purpose (spec 3.6).
@@ -80,7 +82,9 @@ decode_error parse_header(const std::uint8_t* p, header& out) noexcept {
   return decode_error::none;
 }
 
-decode_result fail(decode_error e) { return decode_result{std::nullopt, e}; }
+decode_result fail(decode_error e) {
+  return decode_result{std::nullopt, e};
+}
 
 decode_error fill_counts(const std::uint8_t* p, const std::uint8_t* end, histogram& h) noexcept {
   std::int64_t index = 0;
@@ -96,7 +100,8 @@ decode_error fill_counts(const std::uint8_t* p, const std::uint8_t* end, histogr
       continue;
     }
     if (index >= h.counts_length()) return decode_error::slot_out_of_range;
-    if (item > std::numeric_limits<std::int64_t>::max() - total) return decode_error::negative_count;
+    if (item > std::numeric_limits<std::int64_t>::max() - total)
+      return decode_error::negative_count;
     total += item;
     if (item != 0) h.set_count_at_index(static_cast<std::int32_t>(index), item);
     ++index;
@@ -108,17 +113,28 @@ decode_error fill_counts(const std::uint8_t* p, const std::uint8_t* end, histogr
 
 std::string_view to_string(decode_error error) noexcept {
   switch (error) {
-    case decode_error::none: return "none";
-    case decode_error::truncated: return "truncated";
-    case decode_error::bad_cookie: return "bad cookie";
-    case decode_error::bad_leb128: return "bad LEB128";
-    case decode_error::bad_zlib: return "bad zlib stream";
-    case decode_error::length_mismatch: return "length mismatch";
-    case decode_error::slot_out_of_range: return "slot out of range";
-    case decode_error::bad_run: return "bad run of empty slots";
-    case decode_error::negative_count: return "negative or overflowing count";
-    case decode_error::bad_parameters: return "bad parameters";
-    case decode_error::bad_base64: return "bad base64";
+    case decode_error::none:
+      return "none";
+    case decode_error::truncated:
+      return "truncated";
+    case decode_error::bad_cookie:
+      return "bad cookie";
+    case decode_error::bad_leb128:
+      return "bad LEB128";
+    case decode_error::bad_zlib:
+      return "bad zlib stream";
+    case decode_error::length_mismatch:
+      return "length mismatch";
+    case decode_error::slot_out_of_range:
+      return "slot out of range";
+    case decode_error::bad_run:
+      return "bad run of empty slots";
+    case decode_error::negative_count:
+      return "negative or overflowing count";
+    case decode_error::bad_parameters:
+      return "bad parameters";
+    case decode_error::bad_base64:
+      return "bad base64";
   }
   return "unknown";
 }
@@ -148,7 +164,8 @@ std::vector<std::uint8_t> encode_uncompressed(const histogram& h) {
     i = j;
   }
   const auto payload = static_cast<std::uint32_t>(out.size() - header_size);
-  for (int k = 0; k < 4; ++k) out[4 + static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(payload >> (8 * (3 - k)));
+  for (int k = 0; k < 4; ++k)
+    out[4 + static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(payload >> (8 * (3 - k)));
   return out;
 }
 
@@ -156,8 +173,8 @@ std::vector<std::uint8_t> encode_compressed(const histogram& h, int zlib_level) 
   const std::vector<std::uint8_t> raw = encode_uncompressed(h);
   uLongf zlen = compressBound(static_cast<uLong>(raw.size()));
   std::vector<std::uint8_t> out(wrapper_header_size + zlen);
-  const int rc = compress2(out.data() + wrapper_header_size, &zlen, raw.data(), static_cast<uLong>(raw.size()),
-                           std::clamp(zlib_level, 0, 9));
+  const int rc = compress2(out.data() + wrapper_header_size, &zlen, raw.data(),
+                           static_cast<uLong>(raw.size()), std::clamp(zlib_level, 0, 9));
   if (rc != Z_OK) throw std::runtime_error("zlib compress2 failed");
   out.resize(wrapper_header_size + zlen);
   std::vector<std::uint8_t> prefix;
@@ -174,10 +191,13 @@ std::string encode_compressed_base64(const histogram& h, int zlib_level) {
 decode_result decode_uncompressed(std::span<const std::uint8_t> bytes) {
   if (bytes.size() < header_size) return fail(decode_error::truncated);
   header hdr;
-  if (const decode_error e = parse_header(bytes.data(), hdr); e != decode_error::none) return fail(e);
+  if (const decode_error e = parse_header(bytes.data(), hdr); e != decode_error::none)
+    return fail(e);
   const std::size_t available = bytes.size() - header_size;
-  if (available < static_cast<std::uint64_t>(hdr.payload_length)) return fail(decode_error::truncated);
-  if (available > static_cast<std::uint64_t>(hdr.payload_length)) return fail(decode_error::length_mismatch);
+  if (available < static_cast<std::uint64_t>(hdr.payload_length))
+    return fail(decode_error::truncated);
+  if (available > static_cast<std::uint64_t>(hdr.payload_length))
+    return fail(decode_error::length_mismatch);
   // Every item covers at least one slot, so a payload longer than this cannot be valid.
   const std::int64_t slots = counts_length_for(hdr.params);
   if (slots > max_decoded_counts_length) return fail(decode_error::bad_parameters);
@@ -187,7 +207,8 @@ decode_result decode_uncompressed(std::span<const std::uint8_t> bytes) {
   try {
     histogram h(hdr.params);
     const std::uint8_t* p = bytes.data() + header_size;
-    if (const decode_error e = fill_counts(p, p + hdr.payload_length, h); e != decode_error::none) return fail(e);
+    if (const decode_error e = fill_counts(p, p + hdr.payload_length, h); e != decode_error::none)
+      return fail(e);
     return decode_result{std::move(h), decode_error::none};
   } catch (const std::exception&) {  // allocation failure for a huge but valid layout
     return fail(decode_error::bad_parameters);
@@ -248,7 +269,8 @@ decode_error inflate_error(int rc) noexcept {
 decode_result decode_compressed(std::span<const std::uint8_t> bytes) {
   if (bytes.size() < wrapper_header_size) return fail(decode_error::truncated);
   const auto cookie = static_cast<std::uint32_t>(get_be(bytes.data(), 4));
-  if ((cookie & cookie_base_mask) != (compressed_cookie & cookie_base_mask)) return fail(decode_error::bad_cookie);
+  if ((cookie & cookie_base_mask) != (compressed_cookie & cookie_base_mask))
+    return fail(decode_error::bad_cookie);
   const auto zlen = static_cast<std::int32_t>(get_be(bytes.data() + 4, 4));
   if (zlen < 0) return fail(decode_error::length_mismatch);
   const std::size_t available = bytes.size() - wrapper_header_size;

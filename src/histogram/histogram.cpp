@@ -19,7 +19,9 @@ struct layout {
   std::int64_t counts_length = 0;
 };
 
-int floor_log2(std::uint64_t x) noexcept { return 63 - __builtin_clzll(x); }
+int floor_log2(std::uint64_t x) noexcept {
+  return 63 - __builtin_clzll(x);
+}
 
 // Integer-only so no platform's log() rounding can change the layout.
 int sub_bucket_count_magnitude_for(int digits) noexcept {
@@ -140,7 +142,8 @@ void histogram::record_n(std::int64_t value, std::int64_t count) noexcept {
 
 // Records value, value - I, value - 2I, ... (>= I) with `count` each. Values sharing a slot are
 // added in one step, so a small interval against a large value costs O(slots), not O(value / I).
-void histogram::record_series(std::int64_t value, std::int64_t count, std::int64_t interval) noexcept {
+void histogram::record_series(std::int64_t value, std::int64_t count,
+                              std::int64_t interval) noexcept {
   add_at_index(index_of(value), count);
   if (interval <= 0 || value - interval < interval) return;  // no 2*I: it may overflow
   std::int64_t v = value - interval;
@@ -176,7 +179,8 @@ void histogram::add(const histogram& other) noexcept {
 
 void histogram::refresh_total() const noexcept {
   std::int64_t sum = 0;
-  for (std::int32_t i = min_index_; i <= max_index_; ++i) sum += counts_[static_cast<std::size_t>(i)];
+  for (std::int32_t i = min_index_; i <= max_index_; ++i)
+    sum += counts_[static_cast<std::size_t>(i)];
   total_count_ = sum;
   total_stale_ = false;
 }
@@ -248,7 +252,8 @@ double histogram::mean() const noexcept {
   for (std::int32_t i = min_index_; i <= max_index_; ++i) {
     const std::int64_t c = counts_[static_cast<std::size_t>(i)];
     if (c == 0) continue;
-    sum += static_cast<double>(median_equivalent_value(value_from_index(i))) * static_cast<double>(c);
+    sum +=
+        static_cast<double>(median_equivalent_value(value_from_index(i))) * static_cast<double>(c);
   }
   return sum / static_cast<double>(total);
 }

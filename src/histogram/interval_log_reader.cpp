@@ -104,7 +104,8 @@ class log_parser {
     std::size_t pos = 0;
     while (true) {
       const auto end = line.find_first_of(", ", pos);
-      const std::string_view field = line.substr(pos, end == std::string_view::npos ? end : end - pos);
+      const std::string_view field =
+          line.substr(pos, end == std::string_view::npos ? end : end - pos);
       if (field.empty()) return fail("empty field " + std::to_string(count + 1));
       if (count == 5) return fail("too many fields");
       fields[count++] = field;
@@ -125,8 +126,8 @@ class log_parser {
       first = 1;
     }
     if (count - first != 4) {
-      return fail("expected [Tag=T,]start,length,max,histogram but found " +
-                  std::to_string(count) + " fields");
+      return fail("expected [Tag=T,]start,length,max,histogram but found " + std::to_string(count) +
+                  " fields");
     }
     double start = 0, length = 0, max_column = 0;
     if (!parse_double(fields[first], start)) return fail("start timestamp is not a number");
@@ -146,8 +147,9 @@ class log_parser {
     slots_used_ += slots;
     ++intervals_read_;
     apply_time_rules(start);
-    log_interval interval{std::string(tag), start + log_.base_time_unix_seconds, length, max_column,
-                          line_number_, std::move(*decoded.value)};
+    log_interval interval{std::string(tag), start + log_.base_time_unix_seconds,
+                          length,           max_column,
+                          line_number_,     std::move(*decoded.value)};
     if (on_interval_) {
       (*on_interval_)(log_, std::move(interval));
     } else {

@@ -50,8 +50,8 @@ std::string java_utc_date_text(double unix_seconds) {
   // Dates beyond year 9999 (or before 1970) are not dates a log can mean; converting such a
   // double to time_t would be undefined, so they print as the epoch.
   constexpr double last_second_of_9999 = 253402300799.0;
-  const bool plausible = std::isfinite(unix_seconds) && unix_seconds >= 0 &&
-                         unix_seconds <= last_second_of_9999;
+  const bool plausible =
+      std::isfinite(unix_seconds) && unix_seconds >= 0 && unix_seconds <= last_second_of_9999;
   const auto seconds = static_cast<std::time_t>(plausible ? std::floor(unix_seconds) : 0.0);
   std::tm tm{};
   if (gmtime_r(&seconds, &tm) == nullptr) return "Thu Jan 01 00:00:00 UTC 1970";

@@ -23,8 +23,12 @@ constexpr bool map_large_blocks = true;
 #endif
 constexpr std::size_t map_at_least = 64 * 1024;  // bytes
 
-std::size_t bytes_of(std::size_t size) noexcept { return size * sizeof(std::int64_t); }
-bool mapped(std::size_t size) noexcept { return map_large_blocks && bytes_of(size) >= map_at_least; }
+std::size_t bytes_of(std::size_t size) noexcept {
+  return size * sizeof(std::int64_t);
+}
+bool mapped(std::size_t size) noexcept {
+  return map_large_blocks && bytes_of(size) >= map_at_least;
+}
 
 }  // namespace
 
@@ -32,7 +36,8 @@ zeroed_counts::zeroed_counts(std::size_t size) : size_(size) {
   if (size == 0) return;
   if (mapped(size)) {
     // Anonymous pages read as zero and are backed by memory only once written.
-    void* p = mmap(nullptr, bytes_of(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* p =
+        mmap(nullptr, bytes_of(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     data_ = static_cast<std::int64_t*>(p);
     return;

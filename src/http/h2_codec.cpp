@@ -360,7 +360,7 @@ class h2_codec final : public codec {
   std::size_t out_at_ = 0;
   std::string scratch_;
   std::vector<nghttp2_nv> nv_;
-  std::string last_request_;  // the request nv_ was made from
+  std::string last_request_;                 // the request nv_ was made from
   std::size_t body_at_ = std::string::npos;  // where its body starts; npos: not a request
   std::uint32_t capacity_ = 0;
   bool settled_ = false;

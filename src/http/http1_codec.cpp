@@ -81,6 +81,8 @@ class http1_codec final : public codec {
 
 }  // namespace
 
-std::unique_ptr<codec> make_http1_codec() { return std::make_unique<http1_codec>(); }
+std::unique_ptr<codec> make_http1_codec() {
+  return std::make_unique<http1_codec>();
+}
 
 }  // namespace punctual::http

@@ -8,7 +8,6 @@ namespace punctual::http {
 
 namespace {
 
-
 bool has_header(const request_spec& spec, std::string_view name) {
   return std::any_of(spec.headers.begin(), spec.headers.end(),
                      [name](const std::string& h) { return iequals(header_name(h), name); });
@@ -53,15 +52,17 @@ std::optional<std::string> validate_header(std::string_view header) {
 
 std::optional<std::string> validate_method(std::string_view method) {
   if (method.empty() || !std::all_of(method.begin(), method.end(), is_token_char)) {
-    return "method " + quoted(method) + " is not a valid HTTP method (expected a token, e.g. GET or POST)";
+    return "method " + quoted(method) +
+           " is not a valid HTTP method (expected a token, e.g. GET or POST)";
   }
   return std::nullopt;
 }
 
 std::optional<std::string> validate_request(const request_spec& spec) {
   if (auto error = validate_method(spec.method)) return error;
-  const auto hosts = std::count_if(spec.headers.begin(), spec.headers.end(),
-                                   [](const std::string& h) { return iequals(header_name(h), "Host"); });
+  const auto hosts =
+      std::count_if(spec.headers.begin(), spec.headers.end(),
+                    [](const std::string& h) { return iequals(header_name(h), "Host"); });
   if (hosts > 1) return "-H: Host given more than once (a request has exactly one Host header)";
   for (const auto& header : spec.headers) {
     if (auto error = validate_header(header)) return error;
@@ -96,7 +97,8 @@ std::string encode_request_head(const request_spec& spec) {
     const auto colon = header.find(':');
     append_header(out, name, trim_ows(std::string_view{header}.substr(colon + 1)));
   }
-  if (!spec.keep_alive && !has_header(spec, "Connection")) append_header(out, "Connection", "close");
+  if (!spec.keep_alive && !has_header(spec, "Connection"))
+    append_header(out, "Connection", "close");
   return out;
 }
 

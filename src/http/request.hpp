@@ -12,11 +12,11 @@ inline constexpr std::string_view user_agent = "punctual/0.1.0";
 
 struct request_spec {
   std::string method = "GET";
-  std::string host;                  // Host header value: host[:port], IPv6 in brackets
+  std::string host;  // Host header value: host[:port], IPv6 in brackets
   std::string path_and_query = "/";
   std::vector<std::string> headers;  // "Name: value", as given with -H
   std::string body;
-  bool keep_alive = true;            // false adds "Connection: close"
+  bool keep_alive = true;  // false adds "Connection: close"
 };
 
 // The request's bytes. A user-given Host, User-Agent or Connection header replaces the default

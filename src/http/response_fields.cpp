@@ -55,7 +55,8 @@ bool final_head(std::string_view response, std::string_view& head,
     std::size_t end = response.find("\r\n\r\n");
     std::size_t blank = 4;
     // A head of bare LFs ends before any CRLF one would: never look for it in the body.
-    const std::size_t lf = response.substr(0, end == std::string_view::npos ? end : end + 2).find("\n\n");
+    const std::size_t lf =
+        response.substr(0, end == std::string_view::npos ? end : end + 2).find("\n\n");
     if (lf != std::string_view::npos && (end == std::string_view::npos || lf < end)) {
       end = lf;
       blank = 2;

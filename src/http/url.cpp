@@ -17,7 +17,6 @@ url_result failure(std::string_view text, std::string_view what) {
   return {std::nullopt, "target " + quoted(text) + ": " + std::string{what}};
 }
 
-
 bool is_host_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '.' || c == '_';
@@ -33,12 +32,14 @@ std::optional<std::string> check_host_name(std::string_view host) {
              std::string{expected_form} + ")";
     }
   }
-  const bool numeric = std::all_of(host.begin(), host.end(), [](char c) { return c == '.' || (c >= '0' && c <= '9'); });
+  const bool numeric = std::all_of(host.begin(), host.end(),
+                                   [](char c) { return c == '.' || (c >= '0' && c <= '9'); });
   if (numeric) {
     in_addr address{};
     const std::string copy{host};
     if (inet_pton(AF_INET, copy.c_str(), &address) != 1) {
-      return quoted(host) + " is not a valid IPv4 address (expected four numbers 0..255, e.g. 127.0.0.1)";
+      return quoted(host) +
+             " is not a valid IPv4 address (expected four numbers 0..255, e.g. 127.0.0.1)";
     }
   }
   return std::nullopt;
@@ -67,7 +68,8 @@ std::optional<std::string> parse_authority(std::string_view authority, url& out)
   bool has_port = false;
   if (!authority.empty() && authority.front() == '[') {
     const auto close = authority.find(']');
-    if (close == std::string_view::npos) return "unterminated IPv6 literal (expected http://[::1]:8080/)";
+    if (close == std::string_view::npos)
+      return "unterminated IPv6 literal (expected http://[::1]:8080/)";
     host = authority.substr(1, close - 1);
     const std::string_view rest = authority.substr(close + 1);
     if (!rest.empty() && rest.front() != ':') {
@@ -105,11 +107,13 @@ std::optional<std::string> parse_authority(std::string_view authority, url& out)
 }  // namespace
 
 url_result parse_url(std::string_view text) {
-  if (text.empty()) return {std::nullopt, "target '': empty URL (" + std::string{expected_form} + ")"};
+  if (text.empty())
+    return {std::nullopt, "target '': empty URL (" + std::string{expected_form} + ")"};
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte <= 0x20 || byte >= 0x7f) {
-      return failure(text, "contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)");
+      return failure(text,
+                     "contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)");
     }
   }
   const auto scheme_end = text.find("://");
@@ -125,7 +129,8 @@ url_result parse_url(std::string_view text) {
   const std::string_view scheme = text.substr(0, scheme_end);
   const bool tls = iequals(scheme, "https");
   if (!tls && !iequals(scheme, "http")) {
-    return failure(text, "unsupported scheme " + quoted(scheme) + " (" + std::string{expected_form} + ")");
+    return failure(
+        text, "unsupported scheme " + quoted(scheme) + " (" + std::string{expected_form} + ")");
   }
   std::string_view rest = text.substr(scheme_end + 3);
   if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);

@@ -10,8 +10,8 @@
 namespace punctual::http {
 
 struct url {
-  bool tls = false;  // https
-  std::string host;  // a name, an IPv4 literal, or an IPv6 literal without its brackets
+  bool tls = false;         // https
+  std::string host;         // a name, an IPv4 literal, or an IPv6 literal without its brackets
   std::uint16_t port = 80;  // 443 by default for https
   std::string path_and_query = "/";  // the request target; the fragment is dropped
   bool is_ipv6_literal = false;

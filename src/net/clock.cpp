@@ -15,8 +15,12 @@ nanoseconds read(clockid_t id) noexcept {
 
 }  // namespace
 
-nanoseconds mono_now() noexcept { return read(CLOCK_MONOTONIC); }
-nanoseconds unix_now() noexcept { return read(CLOCK_REALTIME); }
+nanoseconds mono_now() noexcept {
+  return read(CLOCK_MONOTONIC);
+}
+nanoseconds unix_now() noexcept {
+  return read(CLOCK_REALTIME);
+}
 
 clock_mapping map_clocks() noexcept {
   const nanoseconds before = unix_now();
@@ -25,9 +29,13 @@ clock_mapping map_clocks() noexcept {
   return {mono, before + (after - before) / 2};
 }
 
-void set_thread_timer_slack_1ns() noexcept { prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
+void set_thread_timer_slack_1ns() noexcept {
+  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+}
 
-nanoseconds thread_cpu_time() noexcept { return read(CLOCK_THREAD_CPUTIME_ID); }
+nanoseconds thread_cpu_time() noexcept {
+  return read(CLOCK_THREAD_CPUTIME_ID);
+}
 
 namespace {
 

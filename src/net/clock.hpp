@@ -26,9 +26,9 @@ clock_mapping map_clocks() noexcept;
 class clock {
  public:
   virtual ~clock() = default;
-  virtual nanoseconds now() const noexcept = 0;       // CLOCK_MONOTONIC
-  virtual nanoseconds unix_now() const noexcept = 0;  // CLOCK_REALTIME
-  virtual clock_mapping map() const noexcept = 0;     // one instant on both
+  virtual nanoseconds now() const noexcept = 0;         // CLOCK_MONOTONIC
+  virtual nanoseconds unix_now() const noexcept = 0;    // CLOCK_REALTIME
+  virtual clock_mapping map() const noexcept = 0;       // one instant on both
   virtual nanoseconds thread_cpu() const noexcept = 0;  // CPU time of the calling thread
 };
 

@@ -24,7 +24,8 @@ inline void spin_pause() noexcept {
 
 class epoll_poller final : public poller {
  public:
-  explicit epoll_poller(const clock& c) : clock_(c), wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  explicit epoll_poller(const clock& c)
+      : clock_(c), wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
     sockets_.add(wake_fd_, EPOLLIN, wake_token);
     ticks_.add(wake_fd_, EPOLLIN, wake_token);
@@ -91,6 +92,8 @@ class epoll_poller final : public poller {
 
 }  // namespace
 
-std::unique_ptr<poller> make_epoll_poller(const clock& c) { return std::make_unique<epoll_poller>(c); }
+std::unique_ptr<poller> make_epoll_poller(const clock& c) {
+  return std::make_unique<epoll_poller>(c);
+}
 
 }  // namespace punctual::net

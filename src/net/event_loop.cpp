@@ -32,7 +32,9 @@ bool event_loop::modify(int fd, std::uint32_t events, std::uint64_t token) noexc
   return epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) == 0;
 }
 
-void event_loop::remove(int fd) noexcept { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+void event_loop::remove(int fd) noexcept {
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+}
 
 std::span<epoll_event> event_loop::wait(std::span<epoll_event> buffer,
                                         std::chrono::nanoseconds timeout) noexcept {
@@ -50,8 +52,8 @@ std::span<epoll_event> event_loop::wait(std::span<epoll_event> buffer,
     // Kernels before 5.11 and valgrind lack epoll_pwait2: wait in whole milliseconds, rounded
     // up so a deadline is never woken for early.
     pwait2_missing_ = true;
-    const int ms = timeout.count() < 0 ? -1
-                                       : static_cast<int>((timeout.count() + 999'999) / 1'000'000);
+    const int ms =
+        timeout.count() < 0 ? -1 : static_cast<int>((timeout.count() + 999'999) / 1'000'000);
     n = epoll_wait(epoll_fd_, buffer.data(), max_events, ms);
   }
   if (n <= 0) return {};

@@ -24,7 +24,8 @@ class event_loop {
 
   // Waits at most `timeout` (0: poll, negative: forever). Returns the ready events; an
   // interrupted wait returns none.
-  std::span<epoll_event> wait(std::span<epoll_event> buffer, std::chrono::nanoseconds timeout) noexcept;
+  std::span<epoll_event> wait(std::span<epoll_event> buffer,
+                              std::chrono::nanoseconds timeout) noexcept;
 
   // How many times wait() actually blocked (timeout != 0): the sleeps that cost ~35 us each.
   std::uint64_t sleeps() const noexcept { return sleeps_; }

@@ -18,7 +18,7 @@ namespace punctual::net {
 
 // How to wait from now until the next deadline, in up to three phases.
 struct wait_plan {
-  nanoseconds due{};          // when the worker must be awake
+  nanoseconds due{};  // when the worker must be awake
   // The worker's next deadline. A socket wait of 0 only polls, and the worker turns again and
   // again until this deadline (spin mode's last stretch): the same as waiting for it, or for
   // the first readiness.

@@ -25,7 +25,9 @@ namespace punctual::net::sys {
 
 #if defined(PUNCTUAL_SANITIZED)
 
-inline ssize_t recvmsg(int fd, msghdr* msg, int flags) noexcept { return ::recvmsg(fd, msg, flags); }
+inline ssize_t recvmsg(int fd, msghdr* msg, int flags) noexcept {
+  return ::recvmsg(fd, msg, flags);
+}
 
 inline ssize_t send(int fd, const void* data, std::size_t size, int flags) noexcept {
   return ::send(fd, data, size, flags);

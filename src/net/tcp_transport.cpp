@@ -9,8 +9,6 @@
 namespace punctual::net {
 namespace {
 
-
-
 class tcp_transport final : public transport {
  public:
   ~tcp_transport() override { close(); }
@@ -43,7 +41,8 @@ class tcp_transport final : public transport {
   }
   bool drained_after_short_read() const noexcept override { return true; }
   void watch_writable(bool on) noexcept override {
-    loop_->modify(fd_, on ? transport_read_events | transport_write_events : transport_read_events, token_);
+    loop_->modify(fd_, on ? transport_read_events | transport_write_events : transport_read_events,
+                  token_);
   }
 
   void close() noexcept override {
@@ -83,6 +82,8 @@ failure_kind connect_failure_kind(int err) noexcept {
   return failure_kind::connect;
 }
 
-std::unique_ptr<transport_factory> tcp_transport_factory() { return std::make_unique<tcp_factory>(); }
+std::unique_ptr<transport_factory> tcp_transport_factory() {
+  return std::make_unique<tcp_factory>();
+}
 
 }  // namespace punctual::net

@@ -30,7 +30,9 @@ std::string last_error_text(const char* fallback) {
   return colon == std::string::npos ? text : text.substr(colon + 1);
 }
 
-bool readable(const std::string& path) { return std::ifstream(path).good(); }
+bool readable(const std::string& path) {
+  return std::ifstream(path).good();
+}
 
 // Fails with one line; the context is freed by the caller's holder.
 std::optional<std::string> configure(SSL_CTX* ctx, const tls_client_config& c) {
@@ -55,22 +57,26 @@ std::optional<std::string> configure(SSL_CTX* ctx, const tls_client_config& c) {
   SSL_CTX_set_read_ahead(ctx, 1);
   if (c.verify) {
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    if (SSL_CTX_set_default_verify_paths(ctx) != 1) return "--cacert: cannot load the system trust store";
+    if (SSL_CTX_set_default_verify_paths(ctx) != 1)
+      return "--cacert: cannot load the system trust store";
   }
   if (!c.ca_file.empty()) {
     if (!readable(c.ca_file)) return "--cacert: cannot read '" + c.ca_file + "'";
     if (SSL_CTX_load_verify_locations(ctx, c.ca_file.c_str(), nullptr) != 1) {
-      return "--cacert: '" + c.ca_file + "' holds no PEM certificate (" + last_error_text("unreadable") + ")";
+      return "--cacert: '" + c.ca_file + "' holds no PEM certificate (" +
+             last_error_text("unreadable") + ")";
     }
   }
   if (!c.cert_file.empty()) {
     if (!readable(c.cert_file)) return "--cert: cannot read '" + c.cert_file + "'";
     if (!readable(c.key_file)) return "--key: cannot read '" + c.key_file + "'";
     if (SSL_CTX_use_certificate_chain_file(ctx, c.cert_file.c_str()) != 1) {
-      return "--cert: '" + c.cert_file + "' is not a PEM certificate (" + last_error_text("unreadable") + ")";
+      return "--cert: '" + c.cert_file + "' is not a PEM certificate (" +
+             last_error_text("unreadable") + ")";
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, c.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-      return "--key: '" + c.key_file + "' is not a PEM private key (" + last_error_text("unreadable") + ")";
+      return "--key: '" + c.key_file + "' is not a PEM private key (" +
+             last_error_text("unreadable") + ")";
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
       return "--key: '" + c.key_file + "' does not match the certificate in '" + c.cert_file + "'";
@@ -91,10 +97,13 @@ struct ctx_holder {
 class tls_factory final : public transport_factory {
  public:
   tls_factory(const tls_client_config& config, const clock& time) : config_(config), clock_(time) {
-    if (!holder_.ctx) throw std::runtime_error("TLS: " + last_error_text("cannot create a context"));
+    if (!holder_.ctx)
+      throw std::runtime_error("TLS: " + last_error_text("cannot create a context"));
     if (auto error = configure(holder_.ctx, config_)) throw std::runtime_error(*error);
   }
-  std::unique_ptr<transport> make() override { return make_tls_transport(holder_.ctx, config_, clock_); }
+  std::unique_ptr<transport> make() override {
+    return make_tls_transport(holder_.ctx, config_, clock_);
+  }
 
  private:
   tls_client_config config_;

@@ -43,8 +43,12 @@ struct reaper {
 };
 thread_local reaper reap;
 
-void* to_user(void* raw) { return static_cast<char*>(raw) + header; }
-void* to_raw(void* user) { return static_cast<char*>(user) - header; }
+void* to_user(void* raw) {
+  return static_cast<char*>(raw) + header;
+}
+void* to_raw(void* user) {
+  return static_cast<char*>(user) - header;
+}
 
 void* cached_malloc(std::size_t n, const char*, int) {
   void* raw = nullptr;
@@ -88,9 +92,15 @@ void* cached_realloc(void* user, std::size_t n, const char* file, int line) {
   return fresh;
 }
 
-void* plain_malloc(std::size_t n) { return std::malloc(n); }
-void* plain_realloc(void* p, std::size_t n) { return std::realloc(p, n); }
-void plain_free(void* p) { std::free(p); }
+void* plain_malloc(std::size_t n) {
+  return std::malloc(n);
+}
+void* plain_realloc(void* p, std::size_t n) {
+  return std::realloc(p, n);
+}
+void plain_free(void* p) {
+  std::free(p);
+}
 
 }  // namespace
 

@@ -15,7 +15,6 @@
 namespace punctual::net {
 namespace {
 
-
 // OpenSSL's reason for the newest error on the queue ("wrong version number"), then cleared.
 void reason_text(std::string& out, const char* fallback) {
   const unsigned long e = ERR_peek_last_error();
@@ -52,7 +51,8 @@ class tls_transport final : public transport {
     if (!connected_) {
       const int err = finish_connect(fd_);
       if (err != 0) return fail(connect_failure_kind(err), std::strerror(err));
-      if (!begin_handshake()) return fail(failure_kind::tls_handshake, "cannot start a TLS session");
+      if (!begin_handshake())
+        return fail(failure_kind::tls_handshake, "cannot start a TLS session");
       connected_ = true;
       handshake_started_ = clock_.now();
     }
@@ -97,7 +97,8 @@ class tls_transport final : public transport {
     return socket_drained_ && SSL_has_pending(ssl_) == 0;
   }
   void watch_writable(bool on) noexcept override {
-    loop_->modify(fd_, on ? transport_read_events | transport_write_events : transport_read_events, token_);
+    loop_->modify(fd_, on ? transport_read_events | transport_write_events : transport_read_events,
+                  token_);
   }
 
   void close() noexcept override {
@@ -153,8 +154,8 @@ class tls_transport final : public transport {
   bool connected_ = false;
   SSL* ssl_ = nullptr;
   SSL_SESSION* session_ = nullptr;  // the last session the server gave: resumed on reconnect
-  nanoseconds last_stamp_{};       // the newest receive stamp the BIO has read
-  bool socket_drained_ = false;    // the BIO's last socket read returned less than it asked
+  nanoseconds last_stamp_{};        // the newest receive stamp the BIO has read
+  bool socket_drained_ = false;     // the BIO's last socket read returned less than it asked
   nanoseconds handshake_started_{};
   tls_state state_;
   failure failure_;

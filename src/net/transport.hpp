@@ -46,7 +46,7 @@ struct tls_state {
   nanoseconds handshake_time{};  // from the TCP connect's end to the handshake's
   const char* version = "";      // "TLSv1.3"
   const char* cipher = "";
-  char alpn[24] = {};            // "http/1.1", or empty when the server chose none
+  char alpn[24] = {};  // "http/1.1", or empty when the server chose none
 };
 
 class transport {

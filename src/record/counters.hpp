@@ -27,8 +27,8 @@ struct counters {
   std::array<std::uint64_t, socket_reason_count> socket_errors{};
   std::array<std::uint64_t, 600> status{};  // indexed by HTTP status code
   std::uint64_t censored = 0;               // timeouts + unfinished
-  std::uint64_t body_missing = 0;           // http_errors: an expected status, the body lacked its text
-  std::uint64_t capture_missing = 0;        // http_errors: an expected status, a capture found nothing
+  std::uint64_t body_missing = 0;     // http_errors: an expected status, the body lacked its text
+  std::uint64_t capture_missing = 0;  // http_errors: an expected status, a capture found nothing
   std::uint64_t sent_in_window = 0;
   std::uint64_t completed_in_window = 0;
   std::uint64_t bytes_sent = 0;

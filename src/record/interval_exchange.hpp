@@ -34,9 +34,10 @@ class interval_exchange {
 
  private:
   view_set sets_[2];
-  int current_ = 0;                // worker-owned
-  std::uint64_t handed_ = 0;       // collector-owned: how many sets it has taken
-  std::atomic<std::int64_t> waiting_index_{-1};  // >= 0: sets_[1 - current_] waits for the collector
+  int current_ = 0;           // worker-owned
+  std::uint64_t handed_ = 0;  // collector-owned: how many sets it has taken
+  std::atomic<std::int64_t> waiting_index_{
+      -1};  // >= 0: sets_[1 - current_] waits for the collector
 };
 
 }  // namespace punctual::record

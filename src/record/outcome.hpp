@@ -50,8 +50,8 @@ enum class socket_reason : std::uint8_t {
 inline constexpr std::size_t socket_reason_count = 14;
 inline constexpr std::size_t named_socket_reasons = 6;
 inline constexpr std::array<std::string_view, socket_reason_count> socket_reason_names{
-    "connect", "read", "write", "reset", "closed", "parse", "header_too_large", "no_ports",
-    "no_fds", "tls_handshake", "tls_verify", "h2_rst", "goaway", "h2_protocol"};
+    "connect",  "read",   "write",         "reset",      "closed", "parse",  "header_too_large",
+    "no_ports", "no_fds", "tls_handshake", "tls_verify", "h2_rst", "goaway", "h2_protocol"};
 
 // Why an attempt failed in a way a retry policy may retry (--retry-on).
 enum class retry_cause : std::uint8_t { status_5xx, status_429, timeout, reset, connect };
@@ -74,12 +74,22 @@ inline constexpr std::array<std::string_view, view_count> view_names{
     "response_time", "response_time_ok", "service_time", "time_to_first_byte",
     "send_lag",      "queue_wait",       "connect_time", "tls_handshake"};
 
-constexpr std::size_t index(outcome o) noexcept { return static_cast<std::size_t>(o); }
-constexpr std::size_t index(socket_reason r) noexcept { return static_cast<std::size_t>(r); }
-constexpr std::size_t index(retry_cause c) noexcept { return static_cast<std::size_t>(c); }
-constexpr std::size_t index(view v) noexcept { return static_cast<std::size_t>(v); }
+constexpr std::size_t index(outcome o) noexcept {
+  return static_cast<std::size_t>(o);
+}
+constexpr std::size_t index(socket_reason r) noexcept {
+  return static_cast<std::size_t>(r);
+}
+constexpr std::size_t index(retry_cause c) noexcept {
+  return static_cast<std::size_t>(c);
+}
+constexpr std::size_t index(view v) noexcept {
+  return static_cast<std::size_t>(v);
+}
 
 // Whether a run reports view v: the TLS handshake view only when it spoke TLS.
-constexpr bool reported(view v, bool tls) noexcept { return v != view::tls_handshake || tls; }
+constexpr bool reported(view v, bool tls) noexcept {
+  return v != view::tls_handshake || tls;
+}
 
 }  // namespace punctual::record

@@ -33,8 +33,8 @@ recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanosecond
       retire_lag_(timeout + retire_margin) {
   // Sized once here, so counting never allocates on the request path.
   const nanoseconds span = std::max(horizon, window_end) - measure_start;
-  const auto seconds = static_cast<std::size_t>(std::max<std::int64_t>(
-      1, (span.count() + one_second.count() - 1) / one_second.count()));
+  const auto seconds = static_cast<std::size_t>(
+      std::max<std::int64_t>(1, (span.count() + one_second.count() - 1) / one_second.count()));
   load_.planned.assign(seconds, 0);
   load_.late.assign(seconds, 0);
   load_.attempts.assign(seconds, 0);
@@ -69,7 +69,9 @@ void recorder::on_session_end(nanoseconds arrival, std::uint16_t name, outcome o
   names_[name].outcomes[index(o)]++;
   if (o == outcome::skipped || o == outcome::dropped) return;
   if (at >= next_boundary_) roll_intervals(at);
-  exchange_.current().named(name, named_view::response_time).record(std::max<std::int64_t>(0, (at - arrival).count()));
+  exchange_.current()
+      .named(name, named_view::response_time)
+      .record(std::max<std::int64_t>(0, (at - arrival).count()));
 }
 
 void recorder::record_view(view v, nanoseconds intended, nanoseconds at,
@@ -140,11 +142,13 @@ void recorder::count_outcome(const request_times& t, outcome o, nanoseconds at) 
 // its own intended time), from its final attempt's instants; a hybrid step's also into its step's.
 void recorder::record_second(const request_times& t, outcome o, nanoseconds at) noexcept {
   if (t.intended < measure_start_) return;
-  if (second_views* s = seconds_.at((t.intended - measure_start_) / one_second)) add_story(*s, t, o, at);
+  if (second_views* s = seconds_.at((t.intended - measure_start_) / one_second))
+    add_story(*s, t, o, at);
   if (t.user != 0 && t.name < steps_.size()) add_story(steps_[t.name], t, o, at);
 }
 
-void recorder::add_story(second_views& s, const request_times& t, outcome o, nanoseconds at) noexcept {
+void recorder::add_story(second_views& s, const request_times& t, outcome o,
+                         nanoseconds at) noexcept {
   s.planned++;
   if (t.attempt > 0 || t.sent.count() != 0) s.sent++;
   if (o == outcome::dropped || o == outcome::skipped) return;
@@ -154,7 +158,8 @@ void recorder::add_story(second_views& s, const request_times& t, outcome o, nan
   s.response_time.record(span(t.intended, at));
   if (t.dispatched.count() != 0) s[component::send_lag].record(span(t.due_time(), t.dispatched));
   if (t.assigned.count() != 0) s[component::queue_wait].record(span(t.dispatched, t.assigned));
-  if (t.had_to_connect && t.sent.count() != 0) s[component::connect_time].record(span(t.assigned, t.sent));
+  if (t.had_to_connect && t.sent.count() != 0)
+    s[component::connect_time].record(span(t.assigned, t.sent));
   if (o == outcome::ok || o == outcome::http_error) {
     s.completed++;
     s[component::service_time].record(span(t.sent, at));
@@ -179,7 +184,8 @@ void recorder::on_assigned(const request_times& t) noexcept {
 }
 
 void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
-  if (t.had_to_connect) record_view(view::connect_time, t.accounted_at(), t.sent, t.sent - t.assigned);
+  if (t.had_to_connect)
+    record_view(view::connect_time, t.accounted_at(), t.sent, t.sent - t.assigned);
   counters& c = counts_of(t.accounted_at());
   c.bytes_sent += bytes;
   c.attempts.total++;
@@ -195,7 +201,8 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
   }
   if (in_window(t.sent)) c.sent_in_window++;
   if (keep_send_gaps_ && t.attempt == 0 && &c == &measured_) {
-    if (last_first_send_.count() != 0) send_gaps_.record(std::max<std::int64_t>(0, (t.sent - last_first_send_).count()));
+    if (last_first_send_.count() != 0)
+      send_gaps_.record(std::max<std::int64_t>(0, (t.sent - last_first_send_).count()));
     last_first_send_ = t.sent;
   }
 }

@@ -43,10 +43,10 @@ struct request_times {
   retry_cause why{};    // a retry (attempt > 0): what failed the attempt before it
   // The hybrid model: a step of a session. Its outcome belongs to the session's arrival (warm-up
   // or measured window); `intended` is the step's own intended time.
-  nanoseconds arrival{};      // zero outside the hybrid model
+  nanoseconds arrival{};  // zero outside the hybrid model
   // The worker's user slot + 1 it belongs to: a hybrid session's, a closed-model user's; 0: none.
   std::uint32_t user = 0;
-  std::uint16_t step = 0;     // the step's position in its scenario
+  std::uint16_t step = 0;  // the step's position in its scenario
 
   nanoseconds due_time() const noexcept { return due.count() != 0 ? due : intended; }
   // The instant that says which phase (warm-up or measured window) the request belongs to.
@@ -100,12 +100,14 @@ class recorder {
   void prefetch_send_lag(nanoseconds intended, nanoseconds at) const noexcept {
     views_of(intended)[view::send_lag].prefetch((at - intended).count());
   }
-  void on_assigned(const request_times& t) noexcept;    // queue wait
+  void on_assigned(const request_times& t) noexcept;                 // queue wait
   void on_sent(const request_times& t, std::size_t bytes) noexcept;  // connect time, counts
   void on_received_bytes(nanoseconds intended, std::size_t bytes) noexcept;
   // HTTP/2 counts a request's bytes when its stream ends (on_sent counted none).
   void on_sent_bytes(nanoseconds intended, std::size_t bytes) noexcept;
-  void on_h2_unprocessed(const request_times& t) noexcept { counts_of(t.accounted_at()).h2_unprocessed++; }
+  void on_h2_unprocessed(const request_times& t) noexcept {
+    counts_of(t.accounted_at()).h2_unprocessed++;
+  }
   void on_h2_reset(const request_times& t, std::uint32_t code) noexcept {
     auto& codes = counts_of(t.accounted_at()).h2_rst_codes;
     codes[std::min<std::size_t>(code, codes.size() - 1)]++;
@@ -145,7 +147,9 @@ class recorder {
 
   // An interruption ends the measured window early: sends and completions after `at` (the
   // drain) are no longer counted as inside it.
-  void end_window(nanoseconds at) noexcept { window_end_ = std::clamp(at, measure_start_, window_end_); }
+  void end_window(nanoseconds at) noexcept {
+    window_end_ = std::clamp(at, measure_start_, window_end_);
+  }
 
   // Hands the interval views over at each interval boundary; call often (cheap compare).
   void roll_intervals(nanoseconds now) noexcept;
@@ -185,9 +189,11 @@ class recorder {
   }
   void count_outcome(const request_times& t, outcome o, nanoseconds at) noexcept;
   void record_second(const request_times& t, outcome o, nanoseconds at) noexcept;
-  static void add_story(second_views& s, const request_times& t, outcome o, nanoseconds at) noexcept;
+  static void add_story(second_views& s, const request_times& t, outcome o,
+                        nanoseconds at) noexcept;
   void record_view(view v, nanoseconds intended, nanoseconds at, nanoseconds value) noexcept;
-  void record_named(const request_times& t, named_view v, nanoseconds at, nanoseconds value) noexcept;
+  void record_named(const request_times& t, named_view v, nanoseconds at,
+                    nanoseconds value) noexcept;
   void record_response_time(const request_times& t, nanoseconds at, nanoseconds value,
                             bool ok) noexcept;
   void finish(const request_times& t, outcome o, nanoseconds at) noexcept;
@@ -209,7 +215,7 @@ class recorder {
   nanoseconds last_first_send_{};
   bool keep_send_gaps_ = false;
   intended_seconds seconds_;
-  nanoseconds retire_lag_;  // a second is complete this long after its end
+  nanoseconds retire_lag_;           // a second is complete this long after its end
   std::vector<second_views> steps_;  // by step name; empty outside the hybrid model
   outcome_listener* listener_ = nullptr;
 };

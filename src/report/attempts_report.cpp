@@ -38,16 +38,20 @@ void write_attempts_text(std::ostream& out, const run::config& config, const run
   const auto& c = r.measured.counts;
   const auto& a = c.attempts;
   const peak top = peak_second(r.load);
-  fmt::print(out, "attempts: {} for {} planned (amplification {:.3f}x overall, {:.3f}x at most, in second {}); "
-             "retries {}", a.total, c.planned, ratio(a.total, c.planned), top.amplification, top.second,
-             a.retries);
+  fmt::print(
+      out,
+      "attempts: {} for {} planned (amplification {:.3f}x overall, {:.3f}x at most, in second {}); "
+      "retries {}",
+      a.total, c.planned, ratio(a.total, c.planned), top.amplification, top.second, a.retries);
   std::string causes;
   for (std::size_t i = 0; i < record::retry_cause_count; ++i) {
-    if (a.by_cause[i]) causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", record::retry_cause_names[i], a.by_cause[i]);
+    if (a.by_cause[i])
+      causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", record::retry_cause_names[i],
+                            a.by_cause[i]);
   }
   if (!causes.empty()) fmt::print(out, " ({})", causes);
-  fmt::print(out, "; not retried: {} refused by the budget, {} past the deadline\n", a.refused_by_budget,
-             a.past_deadline);
+  fmt::print(out, "; not retried: {} refused by the budget, {} past the deadline\n",
+             a.refused_by_budget, a.past_deadline);
 }
 
 nlohmann::ordered_json attempts_json(const run::config& config, const run::result& r) {
@@ -91,14 +95,19 @@ nlohmann::ordered_json retry_policy_json(const run::config& config) {
   const auto& p = config.retry();
   json on = json::array();
   for (std::size_t i = 0; i < record::retry_cause_count; ++i) {
-    if (p.retries_on(static_cast<record::retry_cause>(i))) on.push_back(record::retry_cause_names[i]);
+    if (p.retries_on(static_cast<record::retry_cause>(i)))
+      on.push_back(record::retry_cause_names[i]);
   }
   json doc{{"retries", p.retries},
            {"on", on},
-           {"backoff", {{"kind", "exp"}, {"jitter", "full"}, {"base_ns", p.backoff_base.count()},
-                        {"cap_ns", p.backoff_cap.count()}}},
+           {"backoff",
+            {{"kind", "exp"},
+             {"jitter", "full"},
+             {"base_ns", p.backoff_base.count()},
+             {"cap_ns", p.backoff_cap.count()}}},
            {"budget", p.budget >= 0 ? json(p.budget) : json(nullptr)},
-           {"attempt_timeout_ns", p.attempt_timeout.count() ? json(p.attempt_timeout.count()) : json(nullptr)},
+           {"attempt_timeout_ns",
+            p.attempt_timeout.count() ? json(p.attempt_timeout.count()) : json(nullptr)},
            {"description", run::describe(p)}};
   return doc;
 }

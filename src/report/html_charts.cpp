@@ -148,8 +148,11 @@ void chart_worst_block(std::string& out, const html_json& report) {
   }
   // A merged report: each shard judged its own seconds, and this is the worst of theirs.
   if (const html_json* shard = html_find(w, "shard"); shard && shard->is_number()) {
-    fmt::format_to(o, "<tr><th>from</th><td colspan=\"3\">shard {}: the worst of the shards' own worst "
-                   "seconds, its counts that shard's</td></tr>", html_count(shard->get<double>()));
+    fmt::format_to(
+        o,
+        "<tr><th>from</th><td colspan=\"3\">shard {}: the worst of the shards' own worst "
+        "seconds, its counts that shard's</td></tr>",
+        html_count(shard->get<double>()));
   }
   out += "</table></div>\n";
 }

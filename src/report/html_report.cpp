@@ -153,7 +153,8 @@ void html_workload(std::string& out, const html_json& report) {
   if (const std::string text = html_string(model, "schedule"); !text.empty()) {
     html_fact(out, "schedule", xml_escape(text));
   }
-  if (const std::string shards = html_shard_text(report); !shards.empty()) html_fact(out, "shards", shards, true);
+  if (const std::string shards = html_shard_text(report); !shards.empty())
+    html_fact(out, "shards", shards, true);
   html_fact(out, "connections / threads",
             html_count(html_number(model, "connections")) + " / " +
                 html_count(html_number(model, "threads")));

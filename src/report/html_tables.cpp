@@ -188,15 +188,18 @@ std::string html_shard_text(const html_json& report) {
   const std::string plan = html_string(html_find(report, "schedule"), "plan_sha256").substr(0, 12);
   const html_json* index = html_find(shard, "index");
   if (index && index->is_number()) {
-    return xml_escape(fmt::format("shard {} of {} (plan {})", index->get<std::uint64_t>(), count, plan));
+    return xml_escape(
+        fmt::format("shard {} of {} (plan {})", index->get<std::uint64_t>(), count, plan));
   }
   double worst_lag = -1;
   const html_json* shards = html_find(report, "shards");
   if (shards && shards->is_array()) {
-    for (const auto& s : *shards) worst_lag = std::max(worst_lag, html_number(&s, "start_lag_ns", -1));
+    for (const auto& s : *shards)
+      worst_lag = std::max(worst_lag, html_number(&s, "start_lag_ns", -1));
   }
-  return xml_escape(fmt::format("merged from {} shards (plan {}){}", count, plan,
-                                worst_lag >= 0 ? "; start lags up to " + html_duration(worst_lag) : ""));
+  return xml_escape(
+      fmt::format("merged from {} shards (plan {}){}", count, plan,
+                  worst_lag >= 0 ? "; start lags up to " + html_duration(worst_lag) : ""));
 }
 
 }  // namespace punctual::report

@@ -12,7 +12,6 @@
 
 namespace punctual::report {
 
-
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -139,7 +138,8 @@ json sessions_json(const run::config& c, const run::result& r) {
     const auto& n = r.by_name[sc.session_name];
     json failed_at = json::object();
     for (const auto& st : sc.steps) {
-      if (st.name < r.by_name.size()) failed_at[c.mix[st.name].name] = r.by_name[st.name].sessions_failed_here;
+      if (st.name < r.by_name.size())
+        failed_at[c.mix[st.name].name] = r.by_name[st.name].sessions_failed_here;
     }
     out[sc.name] = {
         {"planned", n.planned},

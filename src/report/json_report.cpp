@@ -22,8 +22,6 @@ std::string percentile_key(double p) {
   return buf;
 }
 
-
-
 json latency_json(const run::result& r, const run::config& config, const verdicts& verdict) {
   json latency = json::object();
   const auto& c = r.measured.counts;
@@ -62,8 +60,10 @@ json model_json(const run::config& c, const run::result& r) {
   m["threads"] = c.threads;
   m["seed"] = c.plan() ? c.plan()->seed : 1;
   // The hybrid model's plan is of users, not requests.
-  m["schedule"] = c.plan() ? schedule::describe(*c.plan(), c.hybrid() ? "users/s" : "req/s") : std::string();
-  if (c.plan() && c.plan()->arrival == schedule::arrival_kind::trace) m["trace"] = trace_json(*c.plan());
+  m["schedule"] =
+      c.plan() ? schedule::describe(*c.plan(), c.hybrid() ? "users/s" : "req/s") : std::string();
+  if (c.plan() && c.plan()->arrival == schedule::arrival_kind::trace)
+    m["trace"] = trace_json(*c.plan());
   if (c.kind() == run::model_kind::closed) {
     m["think_ns"] = c.closed()->think.count();
     m["users"] = c.connections * run::requests_per_connection(c, r);
@@ -80,12 +80,9 @@ json model_json(const run::config& c, const run::result& r) {
 // Where the run's schedule sits in time, and, for models with a schedule, what a merge of
 // shards needs to judge it again: the slice, the plan's digest and the per-second load.
 json schedule_json(const run::config& config, const run::result& r) {
-  json s{{"start_unix_ns", r.start.unix.count()},
-         {"start_mono_ns", r.start.mono.count()},
-         {"warmup_ns", config.warmup.count()},
-         {"duration_ns", config.duration.count()},
-         {"window_ns", r.window.count()},
-         {"planned", r.measured.counts.planned}};
+  json s{{"start_unix_ns", r.start.unix.count()}, {"start_mono_ns", r.start.mono.count()},
+         {"warmup_ns", config.warmup.count()},    {"duration_ns", config.duration.count()},
+         {"window_ns", r.window.count()},         {"planned", r.measured.counts.planned}};
   if (!config.plan()) return s;
   s["shard"] = {{"index", config.shard_index()}, {"count", config.shards()}};
   s["plan_sha256"] = config.plan_sha256;
@@ -100,7 +97,8 @@ json schedule_json(const run::config& config, const run::result& r) {
 json correction_json(const run::config& c) {
   if (c.kind() != run::model_kind::closed) return json{{"kind", "intended-start"}};
   if (!c.expected_interval()) return json{{"kind", "none"}};
-  return json{{"kind", "expected-interval"}, {"expected_interval_ns", c.expected_interval()->count()}};
+  return json{{"kind", "expected-interval"},
+              {"expected_interval_ns", c.expected_interval()->count()}};
 }
 
 json generator_json(const run::result& r) {
@@ -116,10 +114,21 @@ json generator_json(const run::result& r) {
 }
 
 // The HTTP/2 error codes by name (RFC 9113, section 7); the last entry holds any other code.
-constexpr std::array<const char*, 15> h2_error_names{
-    "NO_ERROR",       "PROTOCOL_ERROR", "INTERNAL_ERROR",      "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
-    "STREAM_CLOSED",  "FRAME_SIZE_ERROR", "REFUSED_STREAM",    "CANCEL",             "COMPRESSION_ERROR",
-    "CONNECT_ERROR",  "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED", "other"};
+constexpr std::array<const char*, 15> h2_error_names{"NO_ERROR",
+                                                     "PROTOCOL_ERROR",
+                                                     "INTERNAL_ERROR",
+                                                     "FLOW_CONTROL_ERROR",
+                                                     "SETTINGS_TIMEOUT",
+                                                     "STREAM_CLOSED",
+                                                     "FRAME_SIZE_ERROR",
+                                                     "REFUSED_STREAM",
+                                                     "CANCEL",
+                                                     "COMPRESSION_ERROR",
+                                                     "CONNECT_ERROR",
+                                                     "ENHANCE_YOUR_CALM",
+                                                     "INADEQUATE_SECURITY",
+                                                     "HTTP_1_1_REQUIRED",
+                                                     "other"};
 
 json protocol_json(const run::config& config, const run::result& r) {
   const run::protocol_counts spoken = r.protocols();
@@ -135,7 +144,8 @@ json protocol_json(const run::config& config, const run::result& r) {
   for (std::size_t i = 0; i < h2_error_names.size(); ++i) {
     if (c.h2_rst_codes[i]) codes[h2_error_names[i]] = c.h2_rst_codes[i];
   }
-  p["h2"] = {{"max_streams", config.max_streams}, {"unprocessed", c.h2_unprocessed}, {"rst_codes", codes}};
+  p["h2"] = {
+      {"max_streams", config.max_streams}, {"unprocessed", c.h2_unprocessed}, {"rst_codes", codes}};
   return p;
 }
 
@@ -149,8 +159,6 @@ json tls_json(const run::config& config, const run::result& r) {
          {"resumed", c.tls_resumed + r.warmup.counts.tls_resumed}};
   return t;
 }
-
-
 
 }  // namespace
 
@@ -217,14 +225,14 @@ nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored
     if (p >= bound_from) lower_bounds.push_back(percentile_key(p));
   }
   return nlohmann::ordered_json{{"count", h.total_count()},
-              {"censored", censored},
-              {"over_range", h.over_range_count()},
-              {"min_ns", h.min()},
-              {"mean_ns", h.mean()},
-              {"max_ns", h.max()},
-              {"stddev_ns", h.stddev()},
-              {"percentiles_ns", percentiles},
-              {"lower_bound_percentiles", lower_bounds}};
+                                {"censored", censored},
+                                {"over_range", h.over_range_count()},
+                                {"min_ns", h.min()},
+                                {"mean_ns", h.mean()},
+                                {"max_ns", h.max()},
+                                {"stddev_ns", h.stddev()},
+                                {"percentiles_ns", percentiles},
+                                {"lower_bound_percentiles", lower_bounds}};
 }
 
 void write_json(std::ostream& out, const run::config& config, const run::result& r,
@@ -260,7 +268,9 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"latency", latency_json(r, config, v)},
            {"validity", validity_json(v)},
            {"slo", slo_json(v)},
-           {"warmup", {{"planned", r.warmup.counts.planned}, {"outcomes", outcomes_json(r.warmup.counts.outcomes)}}},
+           {"warmup",
+            {{"planned", r.warmup.counts.planned},
+             {"outcomes", outcomes_json(r.warmup.counts.outcomes)}}},
            {"generator", generator_json(r)},
            {"worst_interval", worst_interval_json(r)},
            {"series", series_json(config, r)},

@@ -12,9 +12,9 @@
 #include "analysis/confidence.hpp"
 #include "analysis/slo.hpp"
 #include "analysis/validity.hpp"
+#include "punctual/histogram/histogram.hpp"
 #include "run/config.hpp"
 #include "run/result.hpp"
-#include "punctual/histogram/histogram.hpp"
 
 namespace punctual::report {
 
@@ -38,9 +38,8 @@ double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept;
 // The reconstructed view of a closed run (expected-interval correction of the response time).
 hdr::histogram reconstructed(const run::result& r, nanoseconds expected_interval);
 
-void write_text(std::ostream& out, const run::config& c, const run::result& r,
-                const verdicts& v, bool full_latency, bool full_service);
-void write_json(std::ostream& out, const run::config& c, const run::result& r,
-                const verdicts& v);
+void write_text(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v,
+                bool full_latency, bool full_service);
+void write_json(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v);
 
 }  // namespace punctual::report

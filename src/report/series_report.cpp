@@ -97,7 +97,8 @@ nlohmann::ordered_json histograms_json(const run::config& c, const run::result& 
     views[std::string(record::view_names[i])] = hdr::encode_compressed_base64(r.measured.views[v]);
   }
   if (c.expected_interval()) {
-    views["reconstructed"] = hdr::encode_compressed_base64(reconstructed(r, *c.expected_interval()));
+    views["reconstructed"] =
+        hdr::encode_compressed_base64(reconstructed(r, *c.expected_interval()));
   }
   json doc{{"encoding", "HdrHistogram V2, compressed, base64 (as in .hlog)"}, {"views", views}};
   // Each name's own views (a mix's requests, a scenario's steps and sessions), in the mix's

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "punctual/histogram/percentile_text.hpp"
 #include "analysis/text.hpp"
+#include "punctual/histogram/percentile_text.hpp"
 #include "report/run_report.hpp"
 #include "report/sections.hpp"
 #include "run/describe.hpp"
@@ -17,13 +17,13 @@ namespace {
 // What TLS was negotiated and, in words, whether the server's certificate was checked.
 void write_tls_line(std::ostream& out, const run::config& c, const run::result& r) {
   const auto& counts = r.measured.counts;
-  const std::string negotiated =
-      r.tls ? fmt::format("{} {}, alpn {}", r.tls->version, r.tls->cipher,
-                          r.tls->alpn.empty() ? "none" : r.tls->alpn)
-            : std::string("no handshake completed");
-  const std::string trust = c.tls.verify
-                                ? "certificate verified for " + c.tls.server_name
-                                : "certificate NOT VERIFIED (--insecure): the server is not authenticated";
+  const std::string negotiated = r.tls
+                                     ? fmt::format("{} {}, alpn {}", r.tls->version, r.tls->cipher,
+                                                   r.tls->alpn.empty() ? "none" : r.tls->alpn)
+                                     : std::string("no handshake completed");
+  const std::string trust =
+      c.tls.verify ? "certificate verified for " + c.tls.server_name
+                   : "certificate NOT VERIFIED (--insecure): the server is not authenticated";
   fmt::print(out, "tls: {}; {}; {} handshakes, {} resumed\n", negotiated, trust,
              counts.tls_handshakes + r.warmup.counts.tls_handshakes,
              counts.tls_resumed + r.warmup.counts.tls_resumed);
@@ -34,34 +34,39 @@ void write_tls_line(std::ostream& out, const run::config& c, const run::result& 
 void write_protocol_line(std::ostream& out, const run::config& c, const run::result& r) {
   const run::protocol_counts spoken = r.protocols();
   const auto& counts = r.measured.counts;
-  fmt::print(out, "protocol: --http {}: {} connection set-ups spoke h2, {} http/1.1; up to {} streams "
+  fmt::print(out,
+             "protocol: --http {}: {} connection set-ups spoke h2, {} http/1.1; up to {} streams "
              "per connection; {} requests sent again unprocessed, {} streams reset by the server\n",
-             c.http == run::http_version::http2 ? "2" : "auto", spoken.h2, spoken.http1, c.max_streams,
-             counts.h2_unprocessed, counts.socket_errors[record::index(record::socket_reason::h2_rst)]);
+             c.http == run::http_version::http2 ? "2" : "auto", spoken.h2, spoken.http1,
+             c.max_streams, counts.h2_unprocessed,
+             counts.socket_errors[record::index(record::socket_reason::h2_rst)]);
 }
 
 // A distributed run: which slice of the plan this is, and how its start met --start-at.
 void write_shard_lines(std::ostream& out, const run::config& c, const run::result& r) {
   if (c.shards() > 1) {
-    fmt::print(out, "{} (requests i with i mod {} = {}); plan {}: the rate above is the "
+    fmt::print(out,
+               "{} (requests i with i mod {} = {}); plan {}: the rate above is the "
                "whole plan's, the planned count, connections and threads this shard's\n",
                run::shard_name(c), c.shards(), c.shard_index(), c.plan_sha256.substr(0, 12));
   }
   if (!c.start_at) return;
-  fmt::print(out, "start: measured window at {:.3f} (Unix s), start lag {}; {}\n",
-             static_cast<double>(c.start_at->count()) / 1e9,
-             r.start_lag ? analysis::duration_text(*r.start_lag) : std::string("none (nothing sent)"),
-             clock_assumption);
+  fmt::print(
+      out, "start: measured window at {:.3f} (Unix s), start lag {}; {}\n",
+      static_cast<double>(c.start_at->count()) / 1e9,
+      r.start_lag ? analysis::duration_text(*r.start_lag) : std::string("none (nothing sent)"),
+      clock_assumption);
 }
 
 void write_header(std::ostream& out, const run::config& c, const run::result& r) {
   const auto planned = r.measured.counts.planned;
   if (c.kind() == run::model_kind::hybrid) {
     if (c.hybrid()->per_user) {
-      fmt::print(out, "model: {}, a connection per user, on {} threads\n", describe_hybrid(c, r), c.threads);
-    } else {
-      fmt::print(out, "model: {}, {} connections on {} threads\n", describe_hybrid(c, r), c.connections,
+      fmt::print(out, "model: {}, a connection per user, on {} threads\n", describe_hybrid(c, r),
                  c.threads);
+    } else {
+      fmt::print(out, "model: {}, {} connections on {} threads\n", describe_hybrid(c, r),
+                 c.connections, c.threads);
     }
     fmt::print(out,
                "correction: every step measured from its intended time (the arrival for a first "
@@ -77,14 +82,15 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
   } else {
     const std::uint32_t per_connection = run::requests_per_connection(c, r);
     const std::string users =
-        per_connection > 1 ? fmt::format("{} users ({} on each of {} connections)",
-                                         per_connection * c.connections, per_connection, c.connections)
-                           : fmt::format("{} connections", c.connections);
+        per_connection > 1
+            ? fmt::format("{} users ({} on each of {} connections)", per_connection * c.connections,
+                          per_connection, c.connections)
+            : fmt::format("{} connections", c.connections);
     fmt::print(out,
                "model: closed, {} on {} threads, think {}, for {} ({} requests sent); "
                "no rate was set: the server set the pace\n",
-               users, c.threads, analysis::duration_text(c.closed()->think), analysis::duration_text(c.duration),
-               planned);
+               users, c.threads, analysis::duration_text(c.closed()->think),
+               analysis::duration_text(c.duration), planned);
     if (c.expected_interval()) {
       fmt::print(out,
                  "correction: expected-interval {}: a reconstructed view adds samples that were "
@@ -101,8 +107,8 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
   if (c.http != run::http_version::http1) write_protocol_line(out, c, r);
   if (c.retry().enabled()) fmt::print(out, "retries: {}\n", run::describe(c.retry()));
   if (c.warmup.count() > 0) {
-    fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n", analysis::duration_text(c.warmup),
-               r.warmup.counts.planned);
+    fmt::print(out, "warm-up: {} first ({} requests, reported apart)\n",
+               analysis::duration_text(c.warmup), r.warmup.counts.planned);
   }
   write_shard_lines(out, c, r);
   if (r.interrupted) fmt::print(out, "INTERRUPTED: the measured window ended early\n");
@@ -116,12 +122,15 @@ void write_outcomes(std::ostream& out, const run::result& r) {
                i + 1 < record::outcome_count ? "," : "\n");
   }
   if (c.body_missing > 0) {
-    fmt::print(out, "  of the http_errors, {} had an expected status but a body without their step's "
-               "expect_body_contains text\n", c.body_missing);
+    fmt::print(out,
+               "  of the http_errors, {} had an expected status but a body without their step's "
+               "expect_body_contains text\n",
+               c.body_missing);
   }
   if (c.capture_missing > 0) {
-    fmt::print(out, "  of the http_errors, {} had an expected status but a capture found nothing usable\n",
-               c.capture_missing);
+    fmt::print(
+        out, "  of the http_errors, {} had an expected status but a capture found nothing usable\n",
+        c.capture_missing);
   }
   fmt::print(out, "rates: planned {:.1f}/s, sent {:.1f}/s, completed {:.1f}/s\n",
              per_second(c.planned, r.window), per_second(c.sent_in_window, r.window),
@@ -137,12 +146,13 @@ std::string cell(const hdr::histogram& h, double p, double bound_from) {
 std::string ci_cell(const verdicts& v, std::size_t i) {
   if (i >= v.response_ci.size() || !v.response_ci[i].available()) return "-";
   const auto& c = v.response_ci[i];
-  return fmt::format("{}..{} {}", analysis::duration_text(nanoseconds{c.lo}), analysis::duration_text(nanoseconds{c.hi}),
+  return fmt::format("{}..{} {}", analysis::duration_text(nanoseconds{c.lo}),
+                     analysis::duration_text(nanoseconds{c.hi}),
                      c.method == analysis::method_batch_means ? "(batch)" : "(binom)");
 }
 
-void write_latency_table(std::ostream& out, const run::config& c,
-                         const run::result& r, const verdicts& v) {
+void write_latency_table(std::ostream& out, const run::config& c, const run::result& r,
+                         const verdicts& v) {
   const auto& views = r.measured.views;
   const auto& rt = views[record::view::response_time];
   const auto& st = views[record::view::service_time];
@@ -161,8 +171,10 @@ void write_latency_table(std::ostream& out, const run::config& c,
     ++i;
   }
   if (r.measured.counts.censored) {
-    fmt::print(out, "(>= marks a lower bound: {} of {} samples are censored by timeouts or "
-               "interruption)\n", r.measured.counts.censored, rt.total_count());
+    fmt::print(out,
+               "(>= marks a lower bound: {} of {} samples are censored by timeouts or "
+               "interruption)\n",
+               r.measured.counts.censored, rt.total_count());
   }
   if (rt.over_range_count()) {
     fmt::print(out, "({} values above the histogram range were clamped to 1 h)\n",
@@ -187,18 +199,21 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
     sleeps += w.sleeps;
   }
   const auto sent = r.measured.counts.planned + r.warmup.counts.planned;
-  fmt::print(out, "precision: {} (busiest worker used {:.1f}% of a core; {:.2f} sleeps per request)\n",
-             run::name(c.precision), cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
+  fmt::print(
+      out, "precision: {} (busiest worker used {:.1f}% of a core; {:.2f} sleeps per request)\n",
+      run::name(c.precision), cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
 }
 
 void write_errors_and_transfer(std::ostream& out, const run::result& r) {
   const auto& c = r.measured.counts;
   std::string errors;
   for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
-    if (c.socket_errors[i]) errors += fmt::format(" {} {},", record::socket_reason_names[i], c.socket_errors[i]);
+    if (c.socket_errors[i])
+      errors += fmt::format(" {} {},", record::socket_reason_names[i], c.socket_errors[i]);
   }
   for (std::size_t s = 0; s < c.status.size(); ++s) {
-    if (c.status[s] && (s < 200 || s >= 400)) errors += fmt::format(" status {} x{},", s, c.status[s]);
+    if (c.status[s] && (s < 200 || s >= 400))
+      errors += fmt::format(" status {} x{},", s, c.status[s]);
   }
   if (!errors.empty()) errors.pop_back();
   fmt::print(out, "errors:{}\n", errors.empty() ? " none" : errors);
@@ -221,8 +236,8 @@ hdr::histogram reconstructed(const run::result& r, nanoseconds expected_interval
       expected_interval.count());
 }
 
-void write_text(std::ostream& out, const run::config& c, const run::result& r,
-                const verdicts& v, bool full_latency, bool full_service) {
+void write_text(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v,
+                bool full_latency, bool full_service) {
   write_invalid_reasons(out, v);
   write_header(out, c, r);
   write_outcomes(out, r);

@@ -39,9 +39,11 @@ void write_invalid_reasons(std::ostream& out, const verdicts& v) {
 void write_validity(std::ostream& out, const verdicts& v) {
   fmt::print(out, "\nvalidity: {}\n", v.validity.valid() ? "valid" : "INVALID");
   for (const auto& c : v.validity.checks) {
-    const char* verdict = c.pass ? "pass" : (c.level == analysis::check_level::gating ? "FAIL" : "warn");
+    const char* verdict =
+        c.pass ? "pass" : (c.level == analysis::check_level::gating ? "FAIL" : "warn");
     fmt::print(out, "  {:<4} {:<24} {} {} {}{}\n", verdict, c.name, figure_text(c.figure, c.unit),
-               c.relation, figure_text(c.threshold, c.unit), c.note.empty() ? "" : "  (" + c.note + ")");
+               c.relation, figure_text(c.threshold, c.unit),
+               c.note.empty() ? "" : "  (" + c.note + ")");
   }
 }
 
@@ -54,8 +56,10 @@ void write_slos(std::ostream& out, const verdicts& v) {
   }
   fmt::print(out, "\nslo (on {}):\n", e.basis);
   for (const auto& r : e.results) {
-    fmt::print(out, "  {:<4} {:<20} {} ({}){}\n", r.pass ? "pass" : "FAIL", r.text, slo_figure(r.figure, r.unit),
-               r.bound, r.service_time_fails ? "  service time alone fails it: the server was too slow" : "");
+    fmt::print(
+        out, "  {:<4} {:<20} {} ({}){}\n", r.pass ? "pass" : "FAIL", r.text,
+        slo_figure(r.figure, r.unit), r.bound,
+        r.service_time_fails ? "  service time alone fails it: the server was too slow" : "");
   }
 }
 

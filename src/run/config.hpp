@@ -87,7 +87,7 @@ struct closed_model {
 struct capture_rule {
   std::uint16_t variable = 0;  // an index into hybrid_model::variables
   bool from_header = false;
-  std::string key;             // the header's name, or a JSON Pointer into the body
+  std::string key;  // the header's name, or a JSON Pointer into the body
 };
 
 struct hybrid_step {
@@ -111,7 +111,7 @@ struct hybrid_model {
   retry_policy retry;
   std::string file;  // as reports name it
   std::vector<hybrid_scenario> scenarios;
-  std::uint32_t max_users = 0;  // 0: unbounded
+  std::uint32_t max_users = 0;     // 0: unbounded
   bool drop_on_overload = false;   // false: an arrival waits for a user slot
   bool continue_on_error = false;  // false: a failed step ends its session
   nanoseconds graceful_stop{std::chrono::seconds(30)};
@@ -129,8 +129,8 @@ using load_model = std::variant<open_model, closed_model, hybrid_model>;
 
 struct config {
   std::vector<std::string> command_line;
-  std::string target_url;  // as reports name it
-  net::address target;     // where connections go (after --resolve)
+  std::string target_url;      // as reports name it
+  net::address target;         // where connections go (after --resolve)
   net::tls_client_config tls;  // https:// targets; verification is on unless --insecure
 
   std::string request;  // the encoded request bytes, sent as-is each time (no mix)
@@ -188,7 +188,9 @@ struct config {
     return closed() ? closed()->expected_interval : std::nullopt;
   }
   // How long after the window's end a request may still start: the hybrid model's graceful stop.
-  nanoseconds graceful_stop() const noexcept { return hybrid() ? hybrid()->graceful_stop : nanoseconds{0}; }
+  nanoseconds graceful_stop() const noexcept {
+    return hybrid() ? hybrid()->graceful_stop : nanoseconds{0};
+  }
   // Requests a connection carries at once: --max-streams over HTTP/2 (in the closed model, its
   // users), except on a hybrid user's connection; one over HTTP/1.1.
   std::uint32_t slots_per_connection() const noexcept {
@@ -203,7 +205,8 @@ struct config {
   // trace (the hybrid model's plan is of users).
   std::optional<double> rate_per_s() const {
     const auto* open = std::get_if<open_model>(&model);
-    if (!open || !open->plan.stages.empty() || open->plan.arrival == schedule::arrival_kind::trace) {
+    if (!open || !open->plan.stages.empty() ||
+        open->plan.arrival == schedule::arrival_kind::trace) {
       return std::nullopt;
     }
     return open->plan.rate_per_s;

@@ -74,9 +74,9 @@ const char* name(schedule::arrival_kind a) noexcept {
 
 std::string describe(const retry_policy& p) {
   if (!p.enabled()) return "none";
-  std::string text = "up to " + std::to_string(p.retries) + (p.retries == 1 ? " retry" : " retries") +
-                     " on " + cause_list(p.on) + ", backoff exp " +
-                     analysis::duration_text(p.backoff_base) + ".." +
+  std::string text = "up to " + std::to_string(p.retries) +
+                     (p.retries == 1 ? " retry" : " retries") + " on " + cause_list(p.on) +
+                     ", backoff exp " + analysis::duration_text(p.backoff_base) + ".." +
                      analysis::duration_text(p.backoff_cap) + " with full jitter";
   if (p.attempt_timeout.count() > 0) {
     text += ", " + analysis::duration_text(p.attempt_timeout) + " per attempt";

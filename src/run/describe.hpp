@@ -10,8 +10,8 @@ namespace punctual::run {
 // "shard 2 of 7": which slice of a distributed run's schedule this process ran.
 std::string shard_name(const config& c);
 
-// "open", "closed", "hybrid"; "fine", "spin", "coarse"; "constant", "poisson", "trace": as options and
-// reports spell them.
+// "open", "closed", "hybrid"; "fine", "spin", "coarse"; "constant", "poisson", "trace": as options
+// and reports spell them.
 const char* name(model_kind m) noexcept;
 const char* name(precision_mode p) noexcept;
 const char* name(schedule::arrival_kind a) noexcept;

@@ -60,7 +60,7 @@ struct result {
   bool interrupted = false;
   std::uint32_t connections_opened = 0;
   std::vector<record::name_counts> by_name;  // per request name (config::mix), measured window
-  record::per_second_load load;  // the measured window's planned requests and attempts
+  record::per_second_load load;              // the measured window's planned requests and attempts
   hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
   std::vector<worker_stats> workers;
   protocol_counts protocols() const noexcept {

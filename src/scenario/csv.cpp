@@ -28,7 +28,8 @@ bool read_fields(std::string_view text, std::size_t& at, std::vector<std::string
     const char c = text[at++];
     if (quoted) {
       if (c != '"') {
-        if (http::is_control_byte(c)) return error = "a control byte or line break inside a value", false;
+        if (http::is_control_byte(c))
+          return error = "a control byte or line break inside a value", false;
         field += c;
       } else if (at < text.size() && text[at] == '"') {
         field += '"';

@@ -66,7 +66,8 @@ request_fields read_request_fields(const yaml_reader& r, const YAML::Node& node,
   if (node["body"] && node["body_file"]) r.fail(node, "body", "give body or body_file, not both");
   if (node["body"]) f.body = r.text(node["body"], "body");
   if (node["body_file"]) {
-    f.body = read_side_file(r, node["body_file"], "body_file", r.text(node["body_file"], "body_file"));
+    f.body =
+        read_side_file(r, node["body_file"], "body_file", r.text(node["body_file"], "body_file"));
   }
   return f;
 }

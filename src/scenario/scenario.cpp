@@ -146,7 +146,8 @@ std::vector<capture_def> read_captures(const yaml_reader& r, const YAML::Node& n
     capture_def c;
     c.line = yaml_reader::line_of(kv.first);
     c.name = r.text(kv.first, "capture");
-    if (!valid_name(c.name)) r.fail(kv.first, "capture", "'" + c.name + "' is not a name ([A-Za-z0-9_-]+)");
+    if (!valid_name(c.name))
+      r.fail(kv.first, "capture", "'" + c.name + "' is not a name ([A-Za-z0-9_-]+)");
     const YAML::Node& how = kv.second;
     r.expect_map(how, "capture", {"header", "json"});
     if (how["header"].IsDefined() == how["json"].IsDefined()) {
@@ -154,11 +155,13 @@ std::vector<capture_def> read_captures(const yaml_reader& r, const YAML::Node& n
     }
     c.from_header = how["header"].IsDefined();
     c.key = r.text(c.from_header ? how["header"] : how["json"], c.from_header ? "header" : "json");
-    if (c.from_header && (c.key.empty() || !std::all_of(c.key.begin(), c.key.end(), http::is_token_char))) {
+    if (c.from_header &&
+        (c.key.empty() || !std::all_of(c.key.begin(), c.key.end(), http::is_token_char))) {
       r.fail(how["header"], "header", "'" + c.key + "' is not a header name");
     }
     if (!c.from_header && !http::valid_json_pointer(c.key)) {
-      r.fail(how["json"], "json", "'" + c.key + "' is not a JSON Pointer (\"\", or /a/0/b with ~0 and ~1)");
+      r.fail(how["json"], "json",
+             "'" + c.key + "' is not a JSON Pointer (\"\", or /a/0/b with ~0 and ~1)");
     }
     out.push_back(std::move(c));
   }
@@ -265,8 +268,9 @@ void read_options(const yaml_reader& r, const YAML::Node& root, scenario_file& f
   }
   if (const auto n = root["graceful_stop"]) f.graceful_stop = read_duration(r, n, "graceful_stop");
   if (const auto n = root["connection"]) {
-    f.connection = read_choice(r, n, "connection", {"per_user", "pool"}) == 0 ? connection_policy::per_user
-                                                                            : connection_policy::pool;
+    f.connection = read_choice(r, n, "connection", {"per_user", "pool"}) == 0
+                       ? connection_policy::per_user
+                       : connection_policy::pool;
   }
 }
 
@@ -339,11 +343,13 @@ csv_feeder read_csv(const yaml_reader& r, const YAML::Node& node) {
   if (!node["file"]) r.fail(node, "csv", "missing: file, the CSV file of rows");
   csv_feeder f;
   f.file = r.text(node["file"], "file");
-  if (node["order"]) f.random = read_choice(r, node["order"], "order", {"sequential", "random"}) == 1;
+  if (node["order"])
+    f.random = read_choice(r, node["order"], "order", {"sequential", "random"}) == 1;
   const std::string text = read_side_file(r, node["file"], "file", f.file);
   csv_error error;
   auto table = parse_csv(text, error);
-  if (!table) r.fail(node["file"], "file", f.file + ":" + std::to_string(error.line) + ": " + error.what);
+  if (!table)
+    r.fail(node["file"], "file", f.file + ":" + std::to_string(error.line) + ": " + error.what);
   f.table = std::move(*table);
   return f;
 }
@@ -378,6 +384,5 @@ scenario_file parse_scenario(std::string_view text, const std::string& file) {
 scenario_file load_scenario(const std::string& file) {
   return parse_scenario(yaml_reader(file).read_file(), file);
 }
-
 
 }  // namespace punctual::scenario

@@ -31,22 +31,22 @@ std::string describe(const think_time& t);
 // A value a step takes from its response into a {{name}} for the user's later steps: a header's
 // value, or a JSON body's value at a JSON Pointer.
 struct capture_def {
-  std::string name;     // [A-Za-z0-9_-]+
+  std::string name;  // [A-Za-z0-9_-]+
   bool from_header = false;
-  std::string key;      // the header's name, or the JSON Pointer ("" is the whole body)
+  std::string key;  // the header's name, or the JSON Pointer ("" is the whole body)
   int line = 0;
 };
 
 struct step {
-  std::string name;      // [A-Za-z0-9_-]+, unique within its scenario
+  std::string name;  // [A-Za-z0-9_-]+, unique within its scenario
   std::string method = "GET";
-  std::string target;    // a path starting with '/', or a full URL (the CLI checks the origin)
+  std::string target;  // a path starting with '/', or a full URL (the CLI checks the origin)
   std::vector<std::string> headers;  // "Name: value"
   std::string body;
   std::vector<int> expect_status;  // pairs of (low, high) inclusive ranges; empty: the run's
   std::string expect_body;         // expect_body_contains: text the body must hold; empty: none
   std::vector<capture_def> captures;
-  think_time think;      // after this step (0 by default)
+  think_time think;  // after this step (0 by default)
   int line = 0;
 };
 
@@ -81,9 +81,9 @@ struct scenario_file {
   std::string file;
   std::string target;  // the base URL
   std::vector<phase> phases;
-  bool poisson = false;           // arrival: constant (default) or poisson
+  bool poisson = false;               // arrival: constant (default) or poisson
   std::optional<std::uint64_t> seed;  // --seed overrides it
-  std::uint32_t max_users = 0;    // 0: as many as arrive (bounded by --timeout in practice)
+  std::uint32_t max_users = 0;        // 0: as many as arrive (bounded by --timeout in practice)
   overload_policy on_overload = overload_policy::queue;
   error_policy on_error = error_policy::abort;
   nanoseconds graceful_stop{std::chrono::seconds(30)};

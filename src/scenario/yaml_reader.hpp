@@ -4,13 +4,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "scenario/load_error.hpp"
-
 #include <cstddef>
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "scenario/load_error.hpp"
 
 namespace punctual::scenario {
 
@@ -53,6 +53,5 @@ class yaml_reader {
  private:
   std::string file_;
 };
-
 
 }  // namespace punctual::scenario

@@ -25,8 +25,9 @@ double portable_log(double x) noexcept {
   const double s2 = s * s;
   // Horner form of 1 + s2/3 + s2^2/5 + ... + s2^11/23, one rounding per step. The compiler folds
   // the divisions with correct rounding, so the coefficients are the same bits everywhere.
-  static constexpr double coefficients[] = {1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13, 1.0 / 11,
-                                            1.0 / 9,  1.0 / 7,  1.0 / 5,  1.0 / 3,  1.0};
+  static constexpr double coefficients[] = {1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15,
+                                            1.0 / 13, 1.0 / 11, 1.0 / 9,  1.0 / 7,
+                                            1.0 / 5,  1.0 / 3,  1.0};
   double p = 1.0 / 23;
   for (const double c : coefficients) {
     const double t = p * s2;

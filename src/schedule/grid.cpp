@@ -81,7 +81,8 @@ constant_grid::step constant_grid::stride_step(std::uint64_t stride) const noexc
 std::chrono::nanoseconds constant_grid::offset(std::uint64_t index) const noexcept {
   const u128 whole = position(index).whole;
   constexpr auto max = std::numeric_limits<std::int64_t>::max();
-  return std::chrono::nanoseconds{whole > static_cast<u128>(max) ? max : static_cast<std::int64_t>(whole)};
+  return std::chrono::nanoseconds{
+      whole > static_cast<u128>(max) ? max : static_cast<std::int64_t>(whole)};
 }
 
 std::uint64_t constant_grid::count_before(std::chrono::nanoseconds end) const noexcept {

@@ -11,8 +11,8 @@ namespace {
 
 std::optional<std::string> check_rate(const char* what, double rate, bool zero_allowed) {
   if (!std::isfinite(rate) || rate < 0 || (!zero_allowed && rate == 0)) {
-    return std::string(what) + " must be " + (zero_allowed ? ">= 0" : "> 0") +
-           " and finite, got " + format_rate(rate);
+    return std::string(what) + " must be " + (zero_allowed ? ">= 0" : "> 0") + " and finite, got " +
+           format_rate(rate);
   }
   if (rate > max_rate_per_s) {
     return std::string(what) + " must be at most 1e9 req/s (one per ns), got " + format_rate(rate);
@@ -32,7 +32,8 @@ std::optional<std::string> check_stages(const plan& p) {
     if (s.length.count() <= 0) return where + "the duration must be > 0";
     if (auto e = check_rate("the rate", s.rate_per_s, true)) return where + *e;
   }
-  if (stages_length(p.stages).count() >= max_window_ns) return "stages: the total duration is too long";
+  if (stages_length(p.stages).count() >= max_window_ns)
+    return "stages: the total duration is too long";
   const rate_profile profile(p.stages, p.start_rate_per_s);
   if (!(profile.integral((p.warmup + p.duration).count()) > 0)) {
     return "stages: the rate is 0 throughout warm-up and duration, so no request would be sent";
@@ -63,7 +64,8 @@ std::optional<std::string> validate(const plan& p) {
   }
   if (p.duration.count() <= 0) return "duration must be > 0";
   if (p.warmup.count() < 0) return "warm-up must be >= 0";
-  if (p.duration.count() >= max_window_ns || p.warmup.count() >= max_window_ns - p.duration.count()) {
+  if (p.duration.count() >= max_window_ns ||
+      p.warmup.count() >= max_window_ns - p.duration.count()) {
     return "warm-up + duration is too long (at most 2^62 ns, ~146 years)";
   }
   if (p.arrival == arrival_kind::trace) return check_replay(p);

@@ -37,9 +37,9 @@ inline constexpr std::int64_t max_window_ns = std::int64_t{1} << 62;
 
 struct plan {
   arrival_kind arrival = arrival_kind::constant;
-  double rate_per_s = 0;         // used when `stages` is empty
-  std::vector<stage> stages;     // empty: the constant rate `rate_per_s`
-  double start_rate_per_s = 0;   // the rate at t = 0 when `stages` is used
+  double rate_per_s = 0;        // used when `stages` is empty
+  std::vector<stage> stages;    // empty: the constant rate `rate_per_s`
+  double start_rate_per_s = 0;  // the rate at t = 0 when `stages` is used
   // arrival_kind::trace: the offsets to replay (rates, stages and the seed are unused). Shared
   // and read-only, so copying a plan stays cheap however long the trace.
   std::shared_ptr<const trace> replay;
@@ -75,7 +75,8 @@ std::optional<std::string> validate(const plan& p);
 // `unit`: what arrives ("users/s" for the hybrid model's plan).
 std::string describe(const plan& p, std::string_view unit = "req/s");
 
-// Which worker of its shard owns global request `index` (docs/design.md, "Workers and connections").
+// Which worker of its shard owns global request `index` (docs/design.md, "Workers and
+// connections").
 constexpr std::uint32_t shard_of(std::uint64_t index, std::uint32_t shards) noexcept {
   return static_cast<std::uint32_t>(index % shards);
 }

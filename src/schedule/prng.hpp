@@ -45,9 +45,7 @@ class xoshiro256ss {
 
   // Uniform in [0, 1): the top 53 bits, each value a multiple of 2^-53 (Vigna's recommended
   // conversion). 1.0 itself is never returned, so 1 - u is never 0.
-  constexpr double next_unit() noexcept {
-    return static_cast<double>(next() >> 11) * 0x1.0p-53;
-  }
+  constexpr double next_unit() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
  private:
   static constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept {
@@ -63,7 +61,8 @@ enum class draw_purpose : std::uint64_t { request_mix = 1, scenario = 2, think =
 // One uniform draw in [0, 1) keyed by (seed, purpose, index), the same in every thread, shard
 // and process: a draw depends on nothing but its key, never on how many draws came before.
 // Three SplitMix64 steps mix the three words (each step is a bijection of its state).
-constexpr double keyed_unit(std::uint64_t seed, draw_purpose purpose, std::uint64_t index) noexcept {
+constexpr double keyed_unit(std::uint64_t seed, draw_purpose purpose,
+                            std::uint64_t index) noexcept {
   std::uint64_t state = seed;
   std::uint64_t mixed = splitmix64(state) ^ static_cast<std::uint64_t>(purpose);
   mixed = splitmix64(mixed) ^ index;

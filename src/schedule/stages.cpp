@@ -20,7 +20,8 @@ struct unit_scale {
 };
 // Longest suffixes first so "ms" is not read as "m" followed by junk.
 constexpr unit_scale duration_units[] = {
-    {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000}, {"h", 3600000000000},
+    {"ns", 1},         {"us", 1000},       {"ms", 1000000},
+    {"s", 1000000000}, {"m", 60000000000}, {"h", 3600000000000},
 };
 
 }  // namespace
@@ -55,7 +56,8 @@ std::optional<std::chrono::nanoseconds> parse_stage_duration(std::string_view te
     seen_digit = true;
   }
   if (!seen_digit) return std::nullopt;
-  const unsigned __int128 ns = (mantissa * static_cast<unsigned __int128>(unit) + divisor / 2) / divisor;
+  const unsigned __int128 ns =
+      (mantissa * static_cast<unsigned __int128>(unit) + divisor / 2) / divisor;
   if (ns >= static_cast<unsigned __int128>(max_window_ns)) return std::nullopt;
   return std::chrono::nanoseconds{static_cast<std::int64_t>(ns)};
 }
@@ -99,7 +101,8 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
     const std::size_t comma = text.find(',');
     const std::string_view item = trim(text.substr(0, comma));
     ++number;
-    const std::string where = "stage " + std::to_string(number) + " \"" + std::string(item) + "\": ";
+    const std::string where =
+        "stage " + std::to_string(number) + " \"" + std::string(item) + "\": ";
     const std::size_t colon = item.find(':');
     if (colon == std::string_view::npos) {
       error = where + "expected DURATION:RATE, e.g. 10s:100";
@@ -109,7 +112,8 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
     const std::string_view rate_text = trim(item.substr(colon + 1));
     const auto length = parse_stage_duration(length_text);
     if (!length) {
-      error = where + "bad duration \"" + std::string(length_text) + "\" (expected e.g. 30s, 500ms, 2m)";
+      error = where + "bad duration \"" + std::string(length_text) +
+              "\" (expected e.g. 30s, 500ms, 2m)";
       return std::nullopt;
     }
     if (length->count() == 0) {
@@ -147,7 +151,8 @@ std::string format_rate(double rate_per_s) {
   // Fixed notation reads best for rates ("1000000", "0.000001"); it is still the shortest text
   // that reads back as the same double. Absurd magnitudes fall back to exponent form.
   char buffer[64];
-  std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, rate_per_s, std::chars_format::fixed);
+  std::to_chars_result r =
+      std::to_chars(buffer, buffer + sizeof buffer, rate_per_s, std::chars_format::fixed);
   if (r.ec != std::errc{}) {
     r = std::to_chars(buffer, buffer + sizeof buffer, rate_per_s);
     if (r.ec != std::errc{}) return "?";

@@ -173,7 +173,8 @@ counts count_requests(const plan& p, std::optional<std::uint32_t> worker) {
   const std::uint64_t stride = std::uint64_t{p.shards} * (worker ? p.workers : 1);
   const auto end = p.warmup + p.duration;
   if (p.arrival == arrival_kind::trace) {
-    return class_counts(p.replay->count_before(p.warmup), p.replay->count_before(end), first, stride);
+    return class_counts(p.replay->count_before(p.warmup), p.replay->count_before(end), first,
+                        stride);
   }
   if (p.arrival == arrival_kind::constant && p.stages.empty()) {
     const constant_grid grid(p.rate_per_s);

@@ -16,15 +16,16 @@
 namespace punctual::schedule {
 
 // The (global index, intended offset) pairs of one worker of this shard: global request i
-// belongs to shard i mod S and, within it, to worker (i div S) mod T (docs/design.md, "Workers and connections").
-// Constant arrivals compute each offset directly from its index; Poisson arrivals draw the whole
-// global sequence and skip the other workers' entries, so every worker and every shard sees the
-// identical sequence and the union over workers and shards is exactly the 1-process schedule.
-// Conventions: constant arrivals start with t_0 = 0 (t_i = floor(i * 1e9 / rate)); Poisson
-// arrivals start one gap in (t_0 = g_0, t_i = t_{i-1} + g_i, each gap rounded to the nearest ns
-// and summed as integers). Under stages, constant request i is where the rate's integral first
-// exceeds i, and Poisson requests are unit-exponential sums mapped back through that integral.
-// A trace replay yields entry i of the trace as global request i, under the same ownership rule.
+// belongs to shard i mod S and, within it, to worker (i div S) mod T (docs/design.md, "Workers and
+// connections"). Constant arrivals compute each offset directly from its index; Poisson arrivals
+// draw the whole global sequence and skip the other workers' entries, so every worker and every
+// shard sees the identical sequence and the union over workers and shards is exactly the 1-process
+// schedule. Conventions: constant arrivals start with t_0 = 0 (t_i = floor(i * 1e9 / rate));
+// Poisson arrivals start one gap in (t_0 = g_0, t_i = t_{i-1} + g_i, each gap rounded to the
+// nearest ns and summed as integers). Under stages, constant request i is where the rate's integral
+// first exceeds i, and Poisson requests are unit-exponential sums mapped back through that
+// integral. A trace replay yields entry i of the trace as global request i, under the same
+// ownership rule.
 class worker_stream {
  public:
   // Throws std::invalid_argument (with validate()'s message) for a bad plan or worker.
@@ -59,10 +60,10 @@ class worker_stream {
   constant_grid::step grid_step_{0, 0};
   // poisson: the global sequence drawn so far
   xoshiro256ss prng_;
-  std::uint64_t drawn_ = 0;       // how many global requests have been drawn
-  std::int64_t last_ns_ = 0;      // offset of global request drawn_ - 1
-  double ns_per_unit_ = 0;        // 1e9 / rate: a unit exponential -> a gap in ns
-  double last_integral_ = 0;      // ramp_poisson: L(t) of global request drawn_ - 1
+  std::uint64_t drawn_ = 0;   // how many global requests have been drawn
+  std::int64_t last_ns_ = 0;  // offset of global request drawn_ - 1
+  double ns_per_unit_ = 0;    // 1e9 / rate: a unit exponential -> a gap in ns
+  double last_integral_ = 0;  // ramp_poisson: L(t) of global request drawn_ - 1
   std::optional<rate_profile> profile_;
   std::size_t cursor_ = 0;
   std::shared_ptr<const trace> trace_;  // trace: the plan's, shared

@@ -44,7 +44,9 @@ class trace {
   std::string_view name(std::size_t i) const noexcept;
   bool has_names() const noexcept { return !name_ids_.empty(); }
   // Entry i's name as an index into names(); 0 (the empty name) when its line named none.
-  std::uint32_t name_id(std::size_t i) const noexcept { return name_ids_.empty() ? 0 : name_ids_[i]; }
+  std::uint32_t name_id(std::size_t i) const noexcept {
+    return name_ids_.empty() ? 0 : name_ids_[i];
+  }
   // The distinct names, "" first.
   const std::vector<std::string>& names() const noexcept { return names_; }
 

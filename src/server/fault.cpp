@@ -15,8 +15,8 @@ namespace punctual::server {
 namespace {
 
 constexpr std::array<std::string_view, fault_kind_count> fault_names = {
-    "none",   "reset",   "garbage", "close-delimited", "huge-headers", "trickle",
-    "continue", "chunked", "http10", "close-after",     "never", "503", "429"};
+    "none",    "reset",  "garbage",     "close-delimited", "huge-headers", "trickle", "continue",
+    "chunked", "http10", "close-after", "never",           "503",          "429"};
 
 [[noreturn]] void bad_fault(std::string_view text, const std::string& why) {
   throw std::invalid_argument("--fault: " + why + ", got '" + std::string(text) + "'");
@@ -49,7 +49,8 @@ fault_spec parse_fault(std::string_view text) {
     kind_text = kind_text.substr(0, equals);
   }
   const auto kind = fault_from_name(kind_text);
-  if (!kind) bad_fault(text, "unknown fault kind (expected one of " + known_kinds(fault_names) + ")");
+  if (!kind)
+    bad_fault(text, "unknown fault kind (expected one of " + known_kinds(fault_names) + ")");
   spec.kind = *kind;
   // strtod on a copy: from_chars for double is not in every standard library we build with.
   const std::string fraction(fraction_text);
@@ -73,8 +74,7 @@ void validate_faults(const std::vector<fault_spec>& faults) {
     }
     auto& was = seen[static_cast<std::size_t>(f.kind)];
     if (was) {
-      throw std::invalid_argument("--fault " + std::string(fault_name(f.kind)) +
-                                  " given twice");
+      throw std::invalid_argument("--fault " + std::string(fault_name(f.kind)) + " given twice");
     }
     was = true;
     sum += f.fraction;

@@ -39,9 +39,9 @@ response_set response_set::make(std::size_t body_size) {
   set.huge_headers =
       "HTTP/1.1 200 OK\r\n" + filler_headers(huge_header_bytes) + common + "\r\n" + body;
   set.trickle_body = "slow\n";
-  set.trickle_head = "HTTP/1.1 200 OK\r\nContent-Length: " +
-                     std::to_string(set.trickle_body.size()) +
-                     "\r\nContent-Type: text/plain\r\n\r\n";
+  set.trickle_head =
+      "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(set.trickle_body.size()) +
+      "\r\nContent-Type: text/plain\r\n\r\n";
   set.continue_ =
       "HTTP/1.1 100 Continue\r\n\r\n"
       "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" +

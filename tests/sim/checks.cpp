@@ -1,10 +1,10 @@
 #include "checks.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "engine/deadline.hpp"
 #include "engine/retry.hpp"
@@ -15,7 +15,9 @@ namespace {
 
 using record::outcome;
 
-std::string ns(nanoseconds t, nanoseconds origin) { return fmt::format("{}ns", (t - origin).count()); }
+std::string ns(nanoseconds t, nanoseconds origin) {
+  return fmt::format("{}ns", (t - origin).count());
+}
 
 std::string who(const final_outcome& f) {
   return fmt::format("request {} (worker {}, user {}, step {}, attempt {})", f.t.index, f.worker,
@@ -31,7 +33,8 @@ void check_sum(std::vector<std::string>& out, const std::string& what, std::uint
                const Counts& outcomes) {
   std::uint64_t sum = 0;
   for (const auto n : outcomes) sum += n;
-  if (sum != planned) out.push_back(fmt::format("{}: planned {} but outcomes add up to {}", what, planned, sum));
+  if (sum != planned)
+    out.push_back(fmt::format("{}: planned {} but outcomes add up to {}", what, planned, sum));
 }
 
 }  // namespace
@@ -52,20 +55,24 @@ std::vector<std::string> check_accounting(const simulation& sim) {
     check_sum(out, what, r.by_name[n].planned, r.by_name[n].outcomes);
   }
   // Every measured request ended once, and the counts say the same as the tap.
-  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint16_t, std::int64_t>, int> ends;
+  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint16_t, std::int64_t>,
+           int>
+      ends;
   std::array<std::uint64_t, record::outcome_count> tapped{};
   for (const auto& f : sim.finals()) {
     if (!measured(sim, f.t)) continue;
     // A hybrid step waiting for its user slot has no user yet; its arrival and step name it.
-    const auto key = std::make_tuple(f.worker, f.t.index, f.t.arrival.count() ? 0u : f.t.user, f.t.step,
-                                     f.t.arrival.count() ? f.t.arrival.count() : f.t.intended.count());
+    const auto key =
+        std::make_tuple(f.worker, f.t.index, f.t.arrival.count() ? 0u : f.t.user, f.t.step,
+                        f.t.arrival.count() ? f.t.arrival.count() : f.t.intended.count());
     if (++ends[key] == 2) out.push_back(who(f) + ": ended more than once");
     tapped[record::index(f.outcome)]++;
   }
   for (std::size_t i = 0; i < record::outcome_count; ++i) {
     if (tapped[i] != r.measured.counts.outcomes[i]) {
-      out.push_back(fmt::format("{}: the tap saw {}, the report counts {}", record::outcome_names[i],
-                                tapped[i], r.measured.counts.outcomes[i]));
+      out.push_back(fmt::format("{}: the tap saw {}, the report counts {}",
+                                record::outcome_names[i], tapped[i],
+                                r.measured.counts.outcomes[i]));
     }
   }
   return out;
@@ -97,28 +104,38 @@ std::vector<std::string> check_requests(const simulation& sim) {
       case outcome::ok:
       case outcome::http_error: {
         if (!s || !s->answered) {
-          out.push_back(who(f) + ": " + std::string(record::outcome_names[record::index(f.outcome)]) +
-                        " at " + at + " but the server never answered it");
+          out.push_back(who(f) + ": " +
+                        std::string(record::outcome_names[record::index(f.outcome)]) + " at " + at +
+                        " but the server never answered it");
           break;
         }
-        if (f.at >= deadline) out.push_back(who(f) + ": answered at " + at + ", at or after its deadline " + ns(deadline, origin));
+        if (f.at >= deadline)
+          out.push_back(who(f) + ": answered at " + at + ", at or after its deadline " +
+                        ns(deadline, origin));
         if (close_delimited) {
           // Ended by the server's close: dated by the read that met the close (docs/design.md).
-          if (f.at < stamp) out.push_back(who(f) + ": close-delimited, completed at " + at + " before its body's stamp " + ns(stamp, origin));
+          if (f.at < stamp)
+            out.push_back(who(f) + ": close-delimited, completed at " + at +
+                          " before its body's stamp " + ns(stamp, origin));
         } else if (f.at != stamp) {
-          out.push_back(who(f) + ": completed at " + at + ", but the read that took its last byte was stamped " + ns(stamp, origin));
-        } else if (!config.tls.enabled && sim.settings().server.http2 == false && stamp != arrived) {
-          out.push_back(who(f) + ": HTTP/1.1 completion " + at + " is not its last byte's arrival " + ns(arrived, origin));
+          out.push_back(who(f) + ": completed at " + at +
+                        ", but the read that took its last byte was stamped " + ns(stamp, origin));
+        } else if (!config.tls.enabled && sim.settings().server.http2 == false &&
+                   stamp != arrived) {
+          out.push_back(who(f) + ": HTTP/1.1 completion " + at +
+                        " is not its last byte's arrival " + ns(arrived, origin));
         }
         const bool expected = config.expected_status.test(static_cast<std::size_t>(s->status));
         if (expected != (f.outcome == outcome::ok) && config.kind() != run::model_kind::hybrid) {
-          out.push_back(who(f) + fmt::format(": status {} but {}", s->status, record::outcome_names[record::index(f.outcome)]));
+          out.push_back(who(f) + fmt::format(": status {} but {}", s->status,
+                                             record::outcome_names[record::index(f.outcome)]));
         }
         break;
       }
       case outcome::timeout: {
         if (f.at != chain && f.at != deadline) {
-          out.push_back(who(f) + ": timed out at " + at + ", not at its deadline " + ns(deadline, origin));
+          out.push_back(who(f) + ": timed out at " + at + ", not at its deadline " +
+                        ns(deadline, origin));
         }
         const nanoseconds came = sim.settings().server.http2 ? stamp : arrived;
         if (s && s->answered && !close_delimited && came.count() != 0 && came < deadline) {
@@ -128,12 +145,16 @@ std::vector<std::string> check_requests(const simulation& sim) {
         break;
       }
       case outcome::socket_error:
-        if (f.at >= deadline) out.push_back(who(f) + ": a socket error at " + at + ", at or after its deadline " + ns(deadline, origin));
+        if (f.at >= deadline)
+          out.push_back(who(f) + ": a socket error at " + at + ", at or after its deadline " +
+                        ns(deadline, origin));
         break;
       case outcome::unfinished: {
         const auto& control = const_cast<simulation&>(sim).engine().control();
-        if (!control.interrupted.load()) out.push_back(who(f) + ": unfinished in a run nobody interrupted");
-        else if (f.at.count() != control.interrupted_at_ns.load()) out.push_back(who(f) + ": unfinished at " + at + ", not at the interruption");
+        if (!control.interrupted.load())
+          out.push_back(who(f) + ": unfinished in a run nobody interrupted");
+        else if (f.at.count() != control.interrupted_at_ns.load())
+          out.push_back(who(f) + ": unfinished at " + at + ", not at the interruption");
         break;
       }
       case outcome::dropped:
@@ -148,28 +169,39 @@ std::vector<std::string> check_requests(const simulation& sim) {
     // A request that ended in one attempt: its response time is the sum of its parts.
     const bool answered = f.outcome == outcome::ok || f.outcome == outcome::http_error;
     if (answered && t.attempt == 0 && !t.resent) {
-      const bool ordered = t.intended <= t.dispatched && t.dispatched <= t.assigned && t.assigned <= t.sent && t.sent <= f.at;
+      const bool ordered = t.intended <= t.dispatched && t.dispatched <= t.assigned &&
+                           t.assigned <= t.sent && t.sent <= f.at;
       const nanoseconds parts = (t.dispatched - t.intended) + (t.assigned - t.dispatched) +
-                                (t.had_to_connect ? t.sent - t.assigned : nanoseconds{0}) + (f.at - t.sent);
+                                (t.had_to_connect ? t.sent - t.assigned : nanoseconds{0}) +
+                                (f.at - t.sent);
       if (!ordered || parts != f.at - t.intended) {
-        out.push_back(who(f) + fmt::format(": response time {} ns is not send lag {} + queue wait {} + connect time {} + service time {}",
-                                           (f.at - t.intended).count(), (t.dispatched - t.intended).count(),
+        out.push_back(who(f) + fmt::format(": response time {} ns is not send lag {} + queue wait "
+                                           "{} + connect time {} + service time {}",
+                                           (f.at - t.intended).count(),
+                                           (t.dispatched - t.intended).count(),
                                            (t.assigned - t.dispatched).count(),
-                                           t.had_to_connect ? (t.sent - t.assigned).count() : 0, (f.at - t.sent).count()));
+                                           t.had_to_connect ? (t.sent - t.assigned).count() : 0,
+                                           (f.at - t.sent).count()));
       }
     }
   }
   // Each retry is due exactly its backoff after the failure it follows.
-  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint16_t, std::int64_t, std::uint32_t>, nanoseconds> due;
+  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint16_t, std::int64_t,
+                      std::uint32_t>,
+           nanoseconds>
+      due;
   for (const auto& s : sim.sent()) {
-    if (s.t.attempt > 0) due[{s.worker, s.t.index, s.t.user, s.t.step, s.t.intended.count(), s.t.attempt}] = s.t.due;
+    if (s.t.attempt > 0)
+      due[{s.worker, s.t.index, s.t.user, s.t.step, s.t.intended.count(), s.t.attempt}] = s.t.due;
   }
   for (const auto& r : sim.retried()) {
     const nanoseconds backoff = engine::backoff_delay(config.retry(), r.t.index, r.t.attempt + 1);
-    const auto it = due.find({r.worker, r.t.index, r.t.user, r.t.step, r.t.intended.count(), r.t.attempt + 1});
+    const auto it =
+        due.find({r.worker, r.t.index, r.t.user, r.t.step, r.t.intended.count(), r.t.attempt + 1});
     if (it != due.end() && it->second != r.at + backoff) {
-      out.push_back(fmt::format("request {}: retry {} due at {}, not its backoff {} ns after the failure at {}", r.t.index,
-                                r.t.attempt + 1, ns(it->second, origin), backoff.count(), ns(r.at, origin)));
+      out.push_back(fmt::format(
+          "request {}: retry {} due at {}, not its backoff {} ns after the failure at {}",
+          r.t.index, r.t.attempt + 1, ns(it->second, origin), backoff.count(), ns(r.at, origin)));
     }
   }
   return out;
@@ -179,19 +211,20 @@ std::vector<std::string> check_histograms(const simulation& sim) {
   std::vector<std::string> out;
   hdr::histogram expected(record::latency_params());
   for (const auto& f : sim.finals()) {
-    if (!measured(sim, f.t) || f.outcome == outcome::dropped || f.outcome == outcome::skipped) continue;
+    if (!measured(sim, f.t) || f.outcome == outcome::dropped || f.outcome == outcome::skipped)
+      continue;
     expected.record((f.at - f.t.intended).count());
   }
   const hdr::histogram& got = sim.result().measured.views[record::view::response_time];
   if (got.total_count() != expected.total_count()) {
-    out.push_back(fmt::format("response time: the report holds {} samples, the tap saw {}", got.total_count(),
-                              expected.total_count()));
+    out.push_back(fmt::format("response time: the report holds {} samples, the tap saw {}",
+                              got.total_count(), expected.total_count()));
     return out;
   }
   for (std::int32_t i = 0; i < got.counts_length(); ++i) {
     if (got.count_at_index(i) != expected.count_at_index(i)) {
-      out.push_back(fmt::format("response time: slot {} holds {}, the tap's values {}", i, got.count_at_index(i),
-                                expected.count_at_index(i)));
+      out.push_back(fmt::format("response time: slot {} holds {}, the tap's values {}", i,
+                                got.count_at_index(i), expected.count_at_index(i)));
       break;
     }
   }

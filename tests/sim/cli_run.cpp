@@ -35,7 +35,8 @@ cli_result run_cli(const std::vector<std::string>& args, const surroundings& aro
     series.add(v);
     if (!log) {
       const auto start = sim.result().start.unix + c.warmup;
-      log = std::make_unique<hdr::interval_log_writer>(hlog, static_cast<double>(start.count()) / 1e9);
+      log = std::make_unique<hdr::interval_log_writer>(hlog,
+                                                       static_cast<double>(start.count()) / 1e9);
       log->write_header("[Logged with punctual 0.1.0]");
     }
     cli::write_interval(*log, index, v, c);

@@ -16,8 +16,12 @@ nanoseconds mark_at(const std::vector<byte_mark>& marks, std::uint64_t offset) n
 
 }  // namespace
 
-nanoseconds connection::arrival_of(std::uint64_t offset) const noexcept { return mark_at(arrivals, offset); }
-nanoseconds connection::read_stamp_of(std::uint64_t offset) const noexcept { return mark_at(reads, offset); }
+nanoseconds connection::arrival_of(std::uint64_t offset) const noexcept {
+  return mark_at(arrivals, offset);
+}
+nanoseconds connection::read_stamp_of(std::uint64_t offset) const noexcept {
+  return mark_at(reads, offset);
+}
 
 template <typename Arrive>
 void network::carry(const link& l, nanoseconds& free, std::string_view bytes, Arrive arrive) {
@@ -98,8 +102,10 @@ read_result network::client_read(connection& c, char* buffer, std::size_t size) 
     c.reads.push_back({c.rx_read_, r.stamp});
     return r;
   }
-  if (c.reset_in_) r.what = read_result::kind::reset;
-  else if (c.fin_in_) r.what = read_result::kind::closed;
+  if (c.reset_in_)
+    r.what = read_result::kind::reset;
+  else if (c.fin_in_)
+    r.what = read_result::kind::closed;
   return r;
 }
 
@@ -110,7 +116,8 @@ void network::server_write(connection& c, std::string_view bytes) {
   carry(down_, c.to_client_free_, bytes, [this, self](std::string seg, nanoseconds at) {
     world_.at(at, [self, seg = std::move(seg), at] {
       if (self->client_gone_ || at >= self->reset_at_) return;  // lost behind a RST
-      const std::uint64_t end = (self->arrivals.empty() ? 0 : self->arrivals.back().end) + seg.size();
+      const std::uint64_t end =
+          (self->arrivals.empty() ? 0 : self->arrivals.back().end) + seg.size();
       self->arrivals.push_back({end, at});
       self->rx_.push_back({std::move(seg), at});
       self->client_->on_arrival(EPOLLIN);

@@ -19,10 +19,10 @@
 namespace punctual::sim {
 
 struct link {
-  nanoseconds delay{50'000};      // one way
-  double bytes_per_ns = 1.25;     // 10 Gbit/s
+  nanoseconds delay{50'000};   // one way
+  double bytes_per_ns = 1.25;  // 10 Gbit/s
   std::size_t mss = 1448;
-  bool random_splits = false;     // a write may also be cut at random points
+  bool random_splits = false;  // a write may also be cut at random points
 };
 
 // How the server meets a new connection.
@@ -90,14 +90,14 @@ class connection : public std::enable_shared_from_this<connection> {
   };
   client_end* client_;
   bool established_ = false;
-  bool client_gone_ = false;   // the client closed (a RST, SO_LINGER 0)
-  bool server_gone_ = false;   // the server closed or reset
-  bool fin_in_ = false;        // a FIN reached the client
-  bool reset_in_ = false;      // a RST reached the client
+  bool client_gone_ = false;                   // the client closed (a RST, SO_LINGER 0)
+  bool server_gone_ = false;                   // the server closed or reset
+  bool fin_in_ = false;                        // a FIN reached the client
+  bool reset_in_ = false;                      // a RST reached the client
   nanoseconds reset_at_ = nanoseconds::max();  // when a RST will reach the client
-  std::deque<segment> rx_;     // arrived at the client, not read
-  std::size_t rx_first_used_ = 0;  // bytes of rx_.front() already read
-  std::uint64_t rx_read_ = 0;      // offset of the next byte the client reads
+  std::deque<segment> rx_;                     // arrived at the client, not read
+  std::size_t rx_first_used_ = 0;              // bytes of rx_.front() already read
+  std::uint64_t rx_read_ = 0;                  // offset of the next byte the client reads
   nanoseconds to_server_free_{};
   nanoseconds to_client_free_{};
 };

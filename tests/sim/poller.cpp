@@ -75,7 +75,8 @@ void sim_poller::enter(phase p) {
       if (until <= world_.now()) return end_wait(plan_.socket_wait.count() > 0);
       const std::uint64_t g = ++generation_;
       world_.at(runnable_at(until), [this, g] {
-        if (g == generation_) end_wait(pending_.empty() && !woken_ && plan_.socket_wait.count() > 0);
+        if (g == generation_)
+          end_wait(pending_.empty() && !woken_ && plan_.socket_wait.count() > 0);
       });
       return;
     }

@@ -22,7 +22,8 @@ class sim_poller final : public net::poller {
  public:
   // `max_events`: the most events one wait returns (epoll_wait's maxevents); the rest stay
   // ready for the next.
-  explicit sim_poller(world& w, std::size_t max_events = 256) : world_(w), max_events_(max_events) {}
+  explicit sim_poller(world& w, std::size_t max_events = 256)
+      : world_(w), max_events_(max_events) {}
 
   bool add(int, std::uint32_t, std::uint64_t) noexcept override { return false; }
   bool modify(int, std::uint32_t, std::uint64_t) noexcept override { return false; }

@@ -1,9 +1,9 @@
 #include "random_setup.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "http/request.hpp"
 #include "schedule/prng.hpp"
@@ -36,7 +36,9 @@ class dice {
   schedule::xoshiro256ss r_;
 };
 
-std::string ms(nanoseconds d) { return fmt::format("{:.3g}ms", static_cast<double>(d.count()) / 1e6); }
+std::string ms(nanoseconds d) {
+  return fmt::format("{:.3g}ms", static_cast<double>(d.count()) / 1e6);
+}
 
 std::string request_bytes(const std::string& path) {
   http::request_spec spec;
@@ -52,7 +54,8 @@ void base(engine::run_config& c) {
   for (int code = 200; code < 400; ++code) c.expected_status.set(static_cast<std::size_t>(code));
 }
 
-schedule::plan draw_plan(dice& d, const engine::run_config& c, std::uint64_t requests, std::string& text) {
+schedule::plan draw_plan(dice& d, const engine::run_config& c, std::uint64_t requests,
+                         std::string& text) {
   schedule::plan p;
   p.warmup = c.warmup;
   p.duration = c.duration;
@@ -84,7 +87,8 @@ schedule::plan draw_plan(dice& d, const engine::run_config& c, std::uint64_t req
     text += fmt::format("trace ~{:.0f}/s", rate);
   } else {
     p.rate_per_s = rate;
-    text += fmt::format("{} {:.0f}/s", p.arrival == schedule::arrival_kind::poisson ? "poisson" : "constant", rate);
+    text += fmt::format(
+        "{} {:.0f}/s", p.arrival == schedule::arrival_kind::poisson ? "poisson" : "constant", rate);
   }
   return p;
 }
@@ -166,10 +170,11 @@ void draw_hybrid(dice& d, engine::run_config& c, std::uint64_t users, std::strin
   h.retry = draw_retry(d, c, retry_text);
   std::string plan_text;
   h.plan = draw_plan(d, c, std::max<std::uint64_t>(1, users), plan_text);
-  text += fmt::format("hybrid {} scenario(s), users {}, {}{}{}{}", scenarios, plan_text,
-                      h.per_user ? "per_user" : "pool",
-                      h.max_users ? fmt::format(" max {}{}", h.max_users, h.drop_on_overload ? " drop" : "") : "",
-                      h.continue_on_error ? " continue" : " abort", retry_text);
+  text += fmt::format(
+      "hybrid {} scenario(s), users {}, {}{}{}{}", scenarios, plan_text,
+      h.per_user ? "per_user" : "pool",
+      h.max_users ? fmt::format(" max {}{}", h.max_users, h.drop_on_overload ? " drop" : "") : "",
+      h.continue_on_error ? " continue" : " abort", retry_text);
   c.model = std::move(h);
 }
 
@@ -178,21 +183,25 @@ void draw_server(dice& d, const engine::run_config& c, server_script& s, std::st
   s.service.shape = static_cast<service_time::kind>(d.below(3));
   s.service.a = d.span(microseconds(20), milliseconds(10));
   s.service.b = s.service.a * 3;
-  text += fmt::format(", service {}{}", std::array{"", "exp ", "uniform "}[static_cast<int>(s.service.shape)], ms(s.service.a));
+  text += fmt::format(", service {}{}",
+                      std::array{"", "exp ", "uniform "}[static_cast<int>(s.service.shape)],
+                      ms(s.service.a));
   const auto stalls = d.chance(0.4) ? d.between(1, 2) : 0;
   for (int i = 0; i < stalls; ++i) {
-    const nanoseconds from = nanoseconds{static_cast<std::int64_t>(d.unit() * static_cast<double>(c.duration.count()))};
+    const nanoseconds from =
+        nanoseconds{static_cast<std::int64_t>(d.unit() * static_cast<double>(c.duration.count()))};
     const nanoseconds length = d.span(milliseconds(5), milliseconds(400));
     s.stalls.push_back({from, from + length});
     text += fmt::format(", stall {}+{}", ms(from), ms(length));
   }
   if (d.chance(0.5)) {
-    const std::vector<fate> h1{fate::status_503, fate::status_429, fate::reset,     fate::close_delimited,
-                               fate::trickle,    fate::never,      fate::garbage,   fate::huge_headers,
-                               fate::continue_,  fate::chunked,    fate::http10,    fate::close_after,
+    const std::vector<fate> h1{fate::status_503,      fate::status_429,   fate::reset,
+                               fate::close_delimited, fate::trickle,      fate::never,
+                               fate::garbage,         fate::huge_headers, fate::continue_,
+                               fate::chunked,         fate::http10,       fate::close_after,
                                fate::reset_after};
-    const std::vector<fate> h2{fate::status_503, fate::status_429, fate::reset,    fate::refused,
-                               fate::stream_reset, fate::never,    fate::malformed};
+    const std::vector<fate> h2{fate::status_503,   fate::status_429, fate::reset,    fate::refused,
+                               fate::stream_reset, fate::never,      fate::malformed};
     const auto& fates = s.http2 ? h2 : h1;
     s.reset_after_bytes = static_cast<std::size_t>(d.between(1, 120));
     for (int i = 0; i < 2; ++i) {
@@ -232,17 +241,19 @@ drawn_setup draw_setup(std::uint64_t seed) {
   c.precision = static_cast<run::precision_mode>(d.below(3));
   const double protocol = d.unit();
   c.http = protocol < 0.7 ? run::http_version::http1 : run::http_version::http2;
-  c.max_streams = c.http == run::http_version::http1 ? 100 : static_cast<std::uint32_t>(d.between(1, 8));
+  c.max_streams =
+      c.http == run::http_version::http1 ? 100 : static_cast<std::uint32_t>(d.between(1, 8));
   c.duration = d.span(milliseconds(100), milliseconds(2000));
   c.warmup = d.chance(0.2) ? d.span(milliseconds(10), milliseconds(200)) : nanoseconds{0};
   c.timeout = d.span(milliseconds(5), milliseconds(2000));
   c.connect_timeout = std::min(c.timeout, nanoseconds{milliseconds(500)});
   const bool small_queue = d.chance(0.15);
   const std::uint64_t requests = static_cast<std::uint64_t>(d.between(20, 2000));
-  std::string text = fmt::format("seed {}: -t{} -c{} {} {} -d {} timeout {}", seed, c.threads, c.connections,
-                                 c.http == run::http_version::http1 ? "http1" : fmt::format("h2 x{}", c.max_streams),
-                                 std::array{"fine", "spin", "coarse"}[static_cast<int>(c.precision)],
-                                 ms(c.duration), ms(c.timeout));
+  std::string text = fmt::format(
+      "seed {}: -t{} -c{} {} {} -d {} timeout {}", seed, c.threads, c.connections,
+      c.http == run::http_version::http1 ? "http1" : fmt::format("h2 x{}", c.max_streams),
+      std::array{"fine", "spin", "coarse"}[static_cast<int>(c.precision)], ms(c.duration),
+      ms(c.timeout));
   if (c.warmup.count()) text += ", warmup " + ms(c.warmup);
   const double model = d.unit();
   if (small_queue && model >= 0.6 && model < 0.8) {
@@ -291,14 +302,16 @@ drawn_setup draw_setup(std::uint64_t seed) {
     for (std::uint32_t w = 0; w < c.threads; ++w) {
       const auto n = d.between(1, 3);
       for (int i = 0; i < n; ++i) {
-        const nanoseconds from{static_cast<std::int64_t>(d.unit() * static_cast<double>((c.warmup + c.duration).count()))};
+        const nanoseconds from{static_cast<std::int64_t>(
+            d.unit() * static_cast<double>((c.warmup + c.duration).count()))};
         s.pauses.push_back({w, from, d.span(microseconds(500), milliseconds(20))});
       }
     }
     text += ", pauses";
   }
   if (d.chance(0.1)) {
-    s.interrupt_at = nanoseconds{static_cast<std::int64_t>(d.unit() * static_cast<double>((c.warmup + c.duration).count()))};
+    s.interrupt_at = nanoseconds{
+        static_cast<std::int64_t>(d.unit() * static_cast<double>((c.warmup + c.duration).count()))};
     text += ", interrupted at " + ms(*s.interrupt_at);
   }
   out.description = std::move(text);

@@ -11,7 +11,8 @@ namespace {
 
 bool iequal(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
          });
 }
 
@@ -21,7 +22,8 @@ std::string_view header_value(std::string_view head, std::string_view name) {
   while (at != std::string_view::npos && at + 2 < head.size()) {
     const std::size_t start = at + 2;
     const std::size_t end = head.find("\r\n", start);
-    const std::string_view line = head.substr(start, end == std::string_view::npos ? head.npos : end - start);
+    const std::string_view line =
+        head.substr(start, end == std::string_view::npos ? head.npos : end - start);
     const std::size_t colon = line.find(':');
     if (colon != std::string_view::npos && iequal(line.substr(0, colon), name)) {
       std::string_view v = line.substr(colon + 1);
@@ -60,15 +62,20 @@ nanoseconds service_time::draw(world& w) const {
     case kind::constant:
       return a;
     case kind::exponential:
-      return nanoseconds{static_cast<std::int64_t>(-static_cast<double>(a.count()) * std::log(1 - w.unit()))};
+      return nanoseconds{
+          static_cast<std::int64_t>(-static_cast<double>(a.count()) * std::log(1 - w.unit()))};
     case kind::uniform:
-      return a + nanoseconds{static_cast<std::int64_t>(w.unit() * static_cast<double>((b - a).count()))};
+      return a + nanoseconds{
+                     static_cast<std::int64_t>(w.unit() * static_cast<double>((b - a).count()))};
   }
   return a;
 }
 
 scripted_server::scripted_server(world& w, network& net, server_script script)
-    : world_(w), net_(net), script_(std::move(script)), responses_(server::response_set::make(script_.body_bytes)) {
+    : world_(w),
+      net_(net),
+      script_(std::move(script)),
+      responses_(server::response_set::make(script_.body_bytes)) {
   net_.serve(*this);
 }
 
@@ -132,7 +139,8 @@ accept_fate scripted_server::on_accept(connection& c) {
   const double u = world_.unit();
   if (u < script_.refuse_share) return accept_fate::refuse;
   if (u < script_.refuse_share + script_.hang_share) return accept_fate::hang;
-  if (u < script_.refuse_share + script_.hang_share + script_.reset_share) return accept_fate::reset;
+  if (u < script_.refuse_share + script_.hang_share + script_.reset_share)
+    return accept_fate::reset;
   ++accepted_;
   auto state = std::make_unique<conn_state>();
   state->server = this;
@@ -142,7 +150,8 @@ accept_fate scripted_server::on_accept(connection& c) {
   states_[c.serial] = std::move(state);
   if (script_.banner) {
     auto conn = c.shared_from_this();
-    world_.at(writable_at(world_.now()), [this, conn] { net_.server_write(*conn, "HELLO punctual\r\n"); });
+    world_.at(writable_at(world_.now()),
+              [this, conn] { net_.server_write(*conn, "HELLO punctual\r\n"); });
   }
   if (script_.http2) h2_start(s);
   return accept_fate::accept;
@@ -173,7 +182,8 @@ void scripted_server::http1_data(connection& c, conn_state& s, std::string_view 
     served_request& r = record(id, c);
     r.head = std::move(request_head);
     r.what = draw_fate();
-    if (r.what == fate::refused || r.what == fate::stream_reset || r.what == fate::malformed) r.what = fate::ok;  // HTTP/2's
+    if (r.what == fate::refused || r.what == fate::stream_reset || r.what == fate::malformed)
+      r.what = fate::ok;  // HTTP/2's
     r.status = status_of(r.what);
     ++s.requests;
     const nanoseconds due = std::max(world_.now() + script_.service.draw(world_), s.free_at);
@@ -224,7 +234,8 @@ void scripted_server::http1_answer(connection& c, std::size_t index) {
       return;
     }
     case fate::reset_after:
-      net_.server_write(c, responses_.ok.substr(0, std::min(script_.reset_after_bytes, responses_.ok.size())));
+      net_.server_write(
+          c, responses_.ok.substr(0, std::min(script_.reset_after_bytes, responses_.ok.size())));
       s->gone = true;
       net_.server_reset(c);
       return;
@@ -251,7 +262,9 @@ void scripted_server::http1_answer(connection& c, std::size_t index) {
       return;
     }
     default: {
-      const std::string& canned = r.status == 503 ? responses_.unavailable : r.status == 429 ? responses_.too_many : responses_.ok;
+      const std::string& canned = r.status == 503   ? responses_.unavailable
+                                  : r.status == 429 ? responses_.too_many
+                                                    : responses_.ok;
       net_.server_write(c, r.what == fate::ok && script_.answer ? script_.answer(r.head) : canned);
       r.end_offset = c.server_sent;
       r.answered = true;

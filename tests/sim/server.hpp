@@ -68,7 +68,8 @@ struct server_script {
   std::size_t body_bytes = 32;
   std::uint32_t max_streams = 100;  // HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS
   std::uint32_t goaway_after = 0;   // HTTP/2: GOAWAY after this many requests on a connection
-  std::optional<nanoseconds> close_after_goaway;  // HTTP/2: and close the connection this long after
+  std::optional<nanoseconds>
+      close_after_goaway;    // HTTP/2: and close the connection this long after
   bool zero_window = false;  // HTTP/2: SETTINGS_INITIAL_WINDOW_SIZE 0, never a WINDOW_UPDATE
   // HTTP/2, fate::malformed: the frame it writes (a DATA frame on stream 0 by default), and how
   // long after it the server closes the connection (none: only when the client does).
@@ -89,16 +90,16 @@ struct server_script {
 
 // One request as the server saw it.
 struct served_request {
-  std::uint64_t sim_id = 0;     // from its x-sim-id header (0: none)
+  std::uint64_t sim_id = 0;      // from its x-sim-id header (0: none)
   std::uint64_t connection = 0;  // its connection's serial
   fate what = fate::ok;
   int status = 200;
-  nanoseconds read_at{};      // its last byte reached the server
-  nanoseconds answer_at{};    // the server began its answer (or reset, or refused it)
-  bool answered = false;      // its whole answer was written
+  nanoseconds read_at{};         // its last byte reached the server
+  nanoseconds answer_at{};       // the server began its answer (or reset, or refused it)
+  bool answered = false;         // its whole answer was written
   std::uint64_t end_offset = 0;  // the server's stream offset just past the answer's last byte
-  bool unprocessed = false;   // HTTP/2: above a GOAWAY's last stream, never processed
-  std::string head;           // HTTP/1.1: the request's head as it arrived (x-sim-id included)
+  bool unprocessed = false;      // HTTP/2: above a GOAWAY's last stream, never processed
+  std::string head;              // HTTP/1.1: the request's head as it arrived (x-sim-id included)
 };
 
 class scripted_server final : public server_end {

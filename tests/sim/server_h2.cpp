@@ -20,14 +20,16 @@ struct h2_callbacks {
     const std::string_view n(reinterpret_cast<const char*>(name), namelen);
     if (n != "x-sim-id") return 0;
     std::uint64_t id = 0;
-    for (std::size_t i = 0; i < valuelen && value[i] >= '0' && value[i] <= '9'; ++i) id = id * 10 + (value[i] - '0');
+    for (std::size_t i = 0; i < valuelen && value[i] >= '0' && value[i] <= '9'; ++i)
+      id = id * 10 + (value[i] - '0');
     static_cast<state*>(self)->streams[frame->hd.stream_id].sim_id = id;
     return 0;
   }
 
   static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* self) {
-    const bool ends_request = (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
-                              (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+    const bool ends_request =
+        (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+        (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
     if (!ends_request) return 0;
     auto* s = static_cast<state*>(self);
     s->server->h2_request(*s, frame->hd.stream_id, s->streams[frame->hd.stream_id].sim_id);
@@ -55,15 +57,16 @@ void scripted_server::h2_start(conn_state& s) {
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2_callbacks::on_frame_recv);
   nghttp2_session_server_new(&s.session, cb, &s);
   nghttp2_session_callbacks_del(cb);
-  const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, script_.max_streams},
-                                             {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}};
+  const nghttp2_settings_entry settings[] = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, script_.max_streams},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}};
   nghttp2_submit_settings(s.session, NGHTTP2_FLAG_NONE, settings, script_.zero_window ? 2 : 1);
   h2_flush(s);
 }
 
 void scripted_server::h2_data(connection&, conn_state& s, std::string_view bytes) {
-  const auto n = nghttp2_session_mem_recv(s.session, reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                          bytes.size());
+  const auto n = nghttp2_session_mem_recv(
+      s.session, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (n < 0) {  // the client broke the protocol: the connection ends
     s.gone = true;
     net_.server_reset(*s.conn);
@@ -144,8 +147,8 @@ void scripted_server::h2_answer(conn_state& s, std::int32_t stream, std::size_t 
   const std::string length = std::to_string(script_.body_bytes);
   const auto nv = [](std::string_view n, std::string_view v) {
     return nghttp2_nv{reinterpret_cast<std::uint8_t*>(const_cast<char*>(n.data())),
-                      reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data())), n.size(), v.size(),
-                      NGHTTP2_NV_FLAG_NONE};
+                      reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data())), n.size(),
+                      v.size(), NGHTTP2_NV_FLAG_NONE};
   };
   const nghttp2_nv headers[] = {nv(":status", status), nv("content-length", length)};
   nghttp2_data_provider body{};
@@ -170,7 +173,8 @@ void scripted_server::h2_track(conn_state& s, std::string_view out) {
       if (s.frame_left == 0) frame_done(s, at);
       continue;
     }
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), s.frame_left));
+    const std::size_t n =
+        static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), s.frame_left));
     out.remove_prefix(n);
     at += n;
     s.frame_left -= n;
@@ -182,10 +186,12 @@ void scripted_server::frame_done(conn_state& s, std::uint64_t end) {
   const auto* h = reinterpret_cast<const unsigned char*>(s.frame_head.data());
   const std::uint8_t type = h[3];
   const std::uint8_t flags = h[4];
-  const auto stream = static_cast<std::int32_t>(((h[5] & 0x7fU) << 24) | (h[6] << 16) | (h[7] << 8) | h[8]);
+  const auto stream =
+      static_cast<std::int32_t>(((h[5] & 0x7fU) << 24) | (h[6] << 16) | (h[7] << 8) | h[8]);
   s.frame_head.clear();
-  const bool ends = type == NGHTTP2_RST_STREAM ||
-                    ((type == NGHTTP2_HEADERS || type == NGHTTP2_DATA) && (flags & NGHTTP2_FLAG_END_STREAM) != 0);
+  const bool ends =
+      type == NGHTTP2_RST_STREAM ||
+      ((type == NGHTTP2_HEADERS || type == NGHTTP2_DATA) && (flags & NGHTTP2_FLAG_END_STREAM) != 0);
   if (!ends) return;
   const auto it = s.streams.find(stream);
   if (it == s.streams.end() || it->second.log == ~std::size_t{0}) return;

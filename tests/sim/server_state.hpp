@@ -21,8 +21,8 @@ struct scripted_server::conn_state {
   nanoseconds free_at{};  // when the last answer began (answers go in order)
   // HTTP/2
   nghttp2_session* session = nullptr;
-  std::uint64_t h2_out = 0;  // bytes mem_send has returned
-  std::string frame_head;    // the part of a frame header not yet complete
+  std::uint64_t h2_out = 0;      // bytes mem_send has returned
+  std::string frame_head;        // the part of a frame header not yet complete
   std::uint64_t frame_left = 0;  // payload bytes of the current frame still to come
   bool flush_pending = false;
   bool goaway_sent = false;

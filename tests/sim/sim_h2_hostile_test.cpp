@@ -22,8 +22,8 @@
 #include "cli/command.hpp"
 #include "cli/run_command.hpp"
 #include "cli_run.hpp"
-#include "sim_setups.hpp"
 #include "record/view_set.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim::h2_hostile_cases {
 namespace {

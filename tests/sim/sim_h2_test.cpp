@@ -13,8 +13,8 @@
 #include "checks.hpp"
 #include "cli/command.hpp"
 #include "cli_run.hpp"
-#include "sim_setups.hpp"
 #include "record/view_set.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim::h2_cases {
 namespace {

@@ -17,8 +17,8 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
-#include "sim_setups.hpp"
 #include "record/view_set.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim::hybrid_cases {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
-#include "sim_setups.hpp"
 #include "record/view_set.hpp"
 #include "schedule/prng.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim::interrupt_cases {
 namespace {

@@ -1,8 +1,8 @@
 // The open model in the simulation: constant and Poisson arrivals, stages, a trace and a mix.
 #include <gtest/gtest.h>
 
-#include "simulation.hpp"
 #include "sim_setups.hpp"
+#include "simulation.hpp"
 
 namespace punctual::sim::open_cases {
 namespace {

@@ -24,8 +24,8 @@ TEST(sim_property, every_rule_holds_in_random_scenarios) {
       problems.push_back(std::string("threw: ") + e.what());
     }
     if (problems.empty()) continue;
-    ADD_FAILURE() << d.description << describe(problems, 6)
-                  << "\n  replay: SIM_SEED=" << seed << " ctest -R sim --output-on-failure";
+    ADD_FAILURE() << d.description << describe(problems, 6) << "\n  replay: SIM_SEED=" << seed
+                  << " ctest -R sim --output-on-failure";
     if (++failed == 5) break;  // the first few say enough
   }
 }

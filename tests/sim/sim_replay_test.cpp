@@ -17,8 +17,8 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
-#include "sim_setups.hpp"
 #include "schedule/stream.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim::replay_cases {
 namespace {

@@ -24,8 +24,22 @@ surroundings stalling_faulty_server() {
 }
 
 TEST(sim_report, one_seed_gives_a_bit_identical_json_report) {
-  const std::vector<std::string> args{"-R", "2000", "-d", "2s", "-c", "8", "-t", "2", "--arrival", "poisson",
-                                      "--retries", "1", "--timeout", "200ms", "--slo", "p99<=100ms",
+  const std::vector<std::string> args{"-R",
+                                      "2000",
+                                      "-d",
+                                      "2s",
+                                      "-c",
+                                      "8",
+                                      "-t",
+                                      "2",
+                                      "--arrival",
+                                      "poisson",
+                                      "--retries",
+                                      "1",
+                                      "--timeout",
+                                      "200ms",
+                                      "--slo",
+                                      "p99<=100ms",
                                       "http://127.0.0.1:8080/"};
   const cli_result a = run_cli(args, stalling_faulty_server());
   const cli_result b = run_cli(args, stalling_faulty_server());

@@ -14,9 +14,9 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
-#include "sim_setups.hpp"
 #include "engine/pacer.hpp"
 #include "engine/retry.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim::retry_cases {
 namespace {

@@ -27,12 +27,14 @@ inline std::vector<std::uint64_t> seeds_to_run(std::uint64_t count) {
 #ifdef PUNCTUAL_SANITIZED
   count = std::max<std::uint64_t>(1, count / 20);
 #else
-  if (const std::uint64_t all = env_number("SIM_SEEDS", 0)) count = std::max<std::uint64_t>(1, all * count / 2000);
+  if (const std::uint64_t all = env_number("SIM_SEEDS", 0))
+    count = std::max<std::uint64_t>(1, all * count / 2000);
 #endif
   std::uint64_t part = 0, parts = 1;
   if (const char* p = std::getenv("SIM_PART"); p && *p) {
     part = std::strtoull(p, nullptr, 10);
-    if (const char* slash = std::strchr(p, '/')) parts = std::max<std::uint64_t>(1, std::strtoull(slash + 1, nullptr, 10));
+    if (const char* slash = std::strchr(p, '/'))
+      parts = std::max<std::uint64_t>(1, std::strtoull(slash + 1, nullptr, 10));
   }
   std::vector<std::uint64_t> seeds;
   for (std::uint64_t s = 1; s <= count; ++s) {

@@ -3,27 +3,25 @@
 // few helpers several files need.
 #pragma once
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <optional>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
-#include "cli_run.hpp"
-#include "record/view_set.hpp"
-
 #include "checks.hpp"
+#include "cli_run.hpp"
 #include "http/request.hpp"
+#include "record/view_set.hpp"
 #include "simulation.hpp"
 
 namespace punctual::sim {
@@ -95,7 +93,8 @@ inline std::vector<std::string> command(std::initializer_list<std::string> args)
 }
 
 // run_cli, held to every rule.
-inline cli_result run_judged(const std::vector<std::string>& args, const surroundings& around = {}) {
+inline cli_result run_judged(const std::vector<std::string>& args,
+                             const surroundings& around = {}) {
   cli_result r = run_cli(args, around);
   if (r.sim && r.sim->failure()) return r;
   const auto problems = check_run(*r.sim);
@@ -118,12 +117,14 @@ inline hdr::histogram truth(
 }
 
 inline std::optional<std::int64_t> response_of(const final_outcome& f) {
-  if (f.outcome == record::outcome::dropped || f.outcome == record::outcome::skipped) return std::nullopt;
+  if (f.outcome == record::outcome::dropped || f.outcome == record::outcome::skipped)
+    return std::nullopt;
   return (f.at - f.t.intended).count();
 }
 
 inline std::optional<std::int64_t> service_of(const final_outcome& f) {
-  if (f.outcome != record::outcome::ok && f.outcome != record::outcome::http_error) return std::nullopt;
+  if (f.outcome != record::outcome::ok && f.outcome != record::outcome::http_error)
+    return std::nullopt;
   return (f.at - f.t.sent).count();
 }
 

@@ -1,15 +1,13 @@
 // N shards, each simulated and then merged by `punctual merge`'s own code, give exactly the sum
 // of the shards' counts and histograms; and when no request ever waited for a connection (and
 // the server answers every request alike), exactly the single run's.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
-
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "cli_run.hpp"
 #include "punctual/histogram/codec.hpp"
@@ -33,14 +31,19 @@ struct drawn_run {
 
 drawn_run draw_run(std::uint64_t seed) {
   schedule::xoshiro256ss r(seed);
-  const auto between = [&](std::uint64_t lo, std::uint64_t hi) { return lo + r.next() % (hi - lo + 1); };
+  const auto between = [&](std::uint64_t lo, std::uint64_t hi) {
+    return lo + r.next() % (hi - lo + 1);
+  };
   drawn_run d;
   const auto threads = between(1, 2);
   const auto rate = between(200, 3000);
   const auto ms = between(100, 600);
-  d.args = {"-R", std::to_string(rate), "-d", fmt::format("{}ms", ms), "-t", std::to_string(threads),
-            "-c", std::to_string(between(threads, 3 * threads) * (r.next() % 2 ? 8 : 1)),
-            "--timeout", fmt::format("{}ms", between(5, 500)), "--seed", std::to_string(seed)};
+  d.args = {"-R",        std::to_string(rate),
+            "-d",        fmt::format("{}ms", ms),
+            "-t",        std::to_string(threads),
+            "-c",        std::to_string(between(threads, 3 * threads) * (r.next() % 2 ? 8 : 1)),
+            "--timeout", fmt::format("{}ms", between(5, 500)),
+            "--seed",    std::to_string(seed)};
   if (r.next() % 2) d.args.insert(d.args.end(), {"--arrival", "poisson"});
   if (r.next() % 3 == 0) d.args.insert(d.args.end(), {"--precision", "spin"});
   d.around.server.service.a = microseconds(between(20, 3000));
@@ -75,7 +78,8 @@ bool nothing_waited(const simulation& sim) {
 }
 
 TEST(sim_shards, merged_shards_add_up_exactly) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("sim-shards-{}", getpid());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("sim-shards-{}", getpid());
   std::filesystem::create_directories(dir);
   int failed = 0;
   int against_single = 0;
@@ -101,19 +105,25 @@ TEST(sim_shards, merged_shards_add_up_exactly) {
     json outcomes = runs.front().doc["outcomes"];
     hdr::histogram sum = decoded(runs.front().doc, "response_time");
     for (std::size_t i = 1; i < runs.size(); ++i) {
-      for (auto& [k, v] : outcomes.items()) v = v.get<std::uint64_t>() + runs[i].doc["outcomes"][k].get<std::uint64_t>();
+      for (auto& [k, v] : outcomes.items())
+        v = v.get<std::uint64_t>() + runs[i].doc["outcomes"][k].get<std::uint64_t>();
       sum.add(decoded(runs[i].doc, "response_time"));
     }
-    if (merged.doc["outcomes"] != outcomes) problems.push_back("merged outcomes " + merged.doc["outcomes"].dump() + ", the shards' sum " + outcomes.dump());
-    if (!same_counts(decoded(merged.doc, "response_time"), sum)) problems.push_back("the merged response-time histogram is not the shards' sum");
+    if (merged.doc["outcomes"] != outcomes)
+      problems.push_back("merged outcomes " + merged.doc["outcomes"].dump() + ", the shards' sum " +
+                         outcomes.dump());
+    if (!same_counts(decoded(merged.doc, "response_time"), sum))
+      problems.push_back("the merged response-time histogram is not the shards' sum");
     if (alike) {
       const cli_result single = run_cli(d.args, d.around);
       if (nothing_waited(*single.sim)) {
         ++against_single;
         if (single.doc["outcomes"] != merged.doc["outcomes"]) {
-          problems.push_back("merged outcomes " + merged.doc["outcomes"].dump() + ", the single run's " + single.doc["outcomes"].dump());
+          problems.push_back("merged outcomes " + merged.doc["outcomes"].dump() +
+                             ", the single run's " + single.doc["outcomes"].dump());
         }
-        if (!same_counts(decoded(merged.doc, "response_time"), decoded(single.doc, "response_time"))) {
+        if (!same_counts(decoded(merged.doc, "response_time"),
+                         decoded(single.doc, "response_time"))) {
           problems.push_back("the merged response-time histogram is not the single run's");
         }
       }

@@ -112,7 +112,7 @@ surroundings exponential_10ms_server() {
 TEST(sim_slo, exit_3_on_a_valid_run_whose_service_time_fails_too) {
   const cli_result r =
       run_judged(command({"-t", "1", "-c", "32", "-R", "200", "-d", "1s", "--slo", "p50<=1us"}),
-                exponential_10ms_server());
+                 exponential_10ms_server());
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_TRUE(valid(r.doc)) << r.text;
   const json& s = slo_result(r.doc, "p50<=1us");
@@ -129,7 +129,7 @@ cli_result stall_run() {
   surroundings around;
   around.server.stalls = {{milliseconds(3000), milliseconds(4000)}};
   return run_judged(command({"-t", "1", "-c", "4", "-R", "200", "-d", "7s", "--slo", "p99<=100ms"}),
-                   around);
+                    around);
 }
 
 TEST(sim_slo, a_stall_fails_response_time_on_a_valid_run_with_exit_3) {
@@ -220,7 +220,7 @@ TEST(sim_slo, the_upper_bound_fails_where_the_point_estimate_passes) {
   const std::string expression = "p99<=" + std::to_string((p99 + upper) / 2 / 1000) + "us";
 
   const cli_result strict = run_judged(bound_run({"--slo-bound", "upper", "--slo", expression}),
-                                      exponential_10ms_server());
+                                       exponential_10ms_server());
   EXPECT_EQ(strict.exit_code, 3);
   EXPECT_TRUE(valid(strict.doc));
   const json& s = slo_result(strict.doc, expression);
@@ -229,7 +229,7 @@ TEST(sim_slo, the_upper_bound_fails_where_the_point_estimate_passes) {
   EXPECT_FALSE(s["pass"].get<bool>());
 
   const cli_result lenient = run_judged(bound_run({"--slo-bound", "point", "--slo", expression}),
-                                       exponential_10ms_server());
+                                        exponential_10ms_server());
   EXPECT_EQ(lenient.exit_code, 0);
   const json& l = slo_result(lenient.doc, expression);
   EXPECT_EQ(l["bound"], "point");

@@ -38,7 +38,8 @@ std::map<std::pair<std::uint64_t, std::uint32_t>, std::int64_t> backoffs_of(cons
   for (const auto& r : sim.retried()) failed[{r.t.index, r.t.step, r.t.attempt + 1}] = r.at;
   for (const auto& s : sim.sent()) {
     const auto it = failed.find({s.t.index, s.t.step, s.t.attempt});
-    if (s.t.attempt > 0 && it != failed.end()) out[{s.t.index, s.t.attempt}] = (s.t.due - it->second).count();
+    if (s.t.attempt > 0 && it != failed.end())
+      out[{s.t.index, s.t.attempt}] = (s.t.due - it->second).count();
   }
   return out;
 }
@@ -66,9 +67,9 @@ TEST(sim_threads, one_and_two_threads_plan_the_same_requests) {
     for (const auto& [key, delay] : backoffs_of(b)) {
       const auto it = ba.find(key);
       if (it != ba.end() && it->second != delay) {
-        problems.push_back("request " + std::to_string(key.first) + " retry " + std::to_string(key.second) +
-                           ": backoff " + std::to_string(it->second) + " ns with -t1, " +
-                           std::to_string(delay) + " ns with -t2");
+        problems.push_back("request " + std::to_string(key.first) + " retry " +
+                           std::to_string(key.second) + ": backoff " + std::to_string(it->second) +
+                           " ns with -t1, " + std::to_string(delay) + " ns with -t2");
       }
     }
     if (problems.empty()) continue;

@@ -17,9 +17,9 @@
 
 #include "checks.hpp"
 #include "cli_run.hpp"
+#include "platform/sanitizers.hpp"
 #include "punctual/histogram/codec.hpp"
 #include "record/view_set.hpp"
-#include "platform/sanitizers.hpp"
 #include "schedule/schedule.hpp"
 
 namespace punctual::sim::truth_cases {

@@ -1,9 +1,9 @@
 #include "simulation.hpp"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "http/codec_factory.hpp"
 
@@ -13,7 +13,8 @@ namespace punctual::sim {
 // attempt the tap saw go out just before (worker::send_request tells the tap, then frames).
 class tagging_codec final : public http::codec {
  public:
-  tagging_codec(std::unique_ptr<http::codec> inner, const std::uint64_t& pending, std::uint32_t slots)
+  tagging_codec(std::unique_ptr<http::codec> inner, const std::uint64_t& pending,
+                std::uint32_t slots)
       : inner_(std::move(inner)), pending_(pending), tagged_(slots) {}
 
   void connected() override { inner_->connected(); }
@@ -22,7 +23,8 @@ class tagging_codec final : public http::codec {
     bytes.assign(request.bytes);
     const std::size_t end = bytes.find("\r\n\r\n");
     // Of fixed width, so that the tag never makes one request a byte longer than another.
-    if (end != std::string::npos) bytes.insert(end + 2, fmt::format("x-sim-id: {:012}\r\n", pending_));
+    if (end != std::string::npos)
+      bytes.insert(end + 2, fmt::format("x-sim-id: {:012}\r\n", pending_));
     http::outgoing_request tagged = request;
     tagged.bytes = bytes;
     return inner_->begin(slot, tagged);
@@ -30,7 +32,9 @@ class tagging_codec final : public http::codec {
   std::string_view output() override { return inner_->output(); }
   void wrote(std::size_t n) noexcept override { inner_->wrote(n); }
   bool counts_per_stream() const noexcept override { return inner_->counts_per_stream(); }
-  http::stream_bytes bytes_of(std::uint32_t slot) const noexcept override { return inner_->bytes_of(slot); }
+  http::stream_bytes bytes_of(std::uint32_t slot) const noexcept override {
+    return inner_->bytes_of(slot);
+  }
   std::size_t feed(const char* data, std::size_t size, http::codec_sink& sink) override {
     return inner_->feed(data, size, sink);
   }
@@ -123,7 +127,8 @@ bool simulation::run() {
   collector_ = std::make_unique<engine::run_collector>(c, run_->workers(), result_, sink_);
   const nanoseconds start = result_.start.mono;
   for (const auto& p : setup_.pauses) {
-    if (p.worker < pollers_.size()) pollers_[p.worker]->pause(start + p.from, start + p.from + p.length);
+    if (p.worker < pollers_.size())
+      pollers_[p.worker]->pause(start + p.from, start + p.from + p.length);
   }
   if (setup_.interrupt_at) world_->at(start + *setup_.interrupt_at, [this] { run_->interrupt(); });
   for (auto& [offset, probe] : probes_) world_->at(start + offset, std::move(probe));
@@ -146,12 +151,14 @@ void simulation::step(std::uint32_t w) {
   if (last_turn_[w] == world_->now()) {
     if (++turns_at_once_[w] > livelock_turns) {
       const net::wait_plan& p = wk.plan();
-      throw std::logic_error("worker " + std::to_string(w) + " turned " + std::to_string(livelock_turns) +
-                             " times at one virtual instant (" +
+      throw std::logic_error("worker " + std::to_string(w) + " turned " +
+                             std::to_string(livelock_turns) + " times at one virtual instant (" +
                              std::to_string((world_->now() - result_.start.mono).count()) +
-                             " ns from the start; its last plan: due " + std::to_string((p.due - world_->now()).count()) +
-                             " ns from now, timer sleep " + std::to_string(p.timer_sleep.count()) + " ns, spin " +
-                             std::to_string(p.spin) + ", socket wait " + std::to_string(p.socket_wait.count()) + " ns)");
+                             " ns from the start; its last plan: due " +
+                             std::to_string((p.due - world_->now()).count()) +
+                             " ns from now, timer sleep " + std::to_string(p.timer_sleep.count()) +
+                             " ns, spin " + std::to_string(p.spin) + ", socket wait " +
+                             std::to_string(p.socket_wait.count()) + " ns)");
     }
   } else {
     last_turn_[w] = world_->now();
@@ -174,7 +181,8 @@ void simulation::poll() {
   world_->at(world_->now() + engine::run_collector::period, [this] { poll(); });
 }
 
-void simulation::on_sent(std::uint32_t worker, const record::request_times& t, std::uint32_t connection) {
+void simulation::on_sent(std::uint32_t worker, const record::request_times& t,
+                         std::uint32_t connection) {
   const sim_transport* via = transports_.at(first_transport_.at(worker) + connection);
   sent_attempt a;
   a.sim_id = sent_.size() + 1;

@@ -10,9 +10,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/config.hpp"
@@ -40,8 +40,8 @@ struct setup {
   link down;
   std::vector<pause> pauses;
   std::optional<nanoseconds> interrupt_at;  // from the schedule's start
-  std::uint64_t seed = 1;  // the world's (network splits, server draws)
-  std::size_t max_events = 256;  // the most events one wait returns
+  std::uint64_t seed = 1;                   // the world's (network splits, server draws)
+  std::size_t max_events = 256;             // the most events one wait returns
 };
 
 // An attempt as it went out.
@@ -103,7 +103,8 @@ class simulation final : private engine::request_tap {
   }
 
  private:
-  void on_sent(std::uint32_t worker, const record::request_times& t, std::uint32_t connection) override;
+  void on_sent(std::uint32_t worker, const record::request_times& t,
+               std::uint32_t connection) override;
   void on_retry(std::uint32_t worker, const record::request_times& t, nanoseconds at,
                 record::retry_cause why) override;
   void on_final(std::uint32_t worker, const record::request_times& t, record::outcome o,
@@ -115,7 +116,7 @@ class simulation final : private engine::request_tap {
   std::unique_ptr<world> world_;
   std::unique_ptr<network> net_;
   std::unique_ptr<scripted_server> server_;
-  std::vector<sim_transport*> transports_;  // in the order the workers made them
+  std::vector<sim_transport*> transports_;      // in the order the workers made them
   std::vector<std::uint32_t> first_transport_;  // per worker, its first in transports_
   std::vector<sim_poller*> pollers_;
   std::uint64_t pending_id_ = 0;  // the attempt on_sent saw last, for the tagging codec
@@ -133,7 +134,8 @@ class simulation final : private engine::request_tap {
   std::vector<final_outcome> finals_;
   // The last attempt sent of each attempt of a logical request: worker, index, user, step,
   // intended time (ns) and attempt.
-  using attempt_key = std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint16_t, std::int64_t, std::uint32_t>;
+  using attempt_key = std::tuple<std::uint32_t, std::uint64_t, std::uint32_t, std::uint16_t,
+                                 std::int64_t, std::uint32_t>;
   static attempt_key key_of(std::uint32_t worker, const record::request_times& t) noexcept {
     return {worker, t.index, t.user, t.step, t.intended.count(), t.attempt};
   }

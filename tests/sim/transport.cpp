@@ -2,7 +2,8 @@
 
 namespace punctual::sim {
 
-net::setup_status sim_transport::open(const net::address&, net::poller& loop, std::uint64_t token) noexcept {
+net::setup_status sim_transport::open(const net::address&, net::poller& loop,
+                                      std::uint64_t token) noexcept {
   poller_ = static_cast<sim_poller*>(&loop);
   token_ = token;
   answered_ = false;
@@ -22,7 +23,9 @@ void sim_transport::on_connect_result(bool established) {
   poller_->raise(token_, established ? EPOLLOUT : EPOLLOUT | EPOLLERR | EPOLLHUP);
 }
 
-void sim_transport::on_arrival(std::uint32_t events) { poller_->raise(token_, events); }
+void sim_transport::on_arrival(std::uint32_t events) {
+  poller_->raise(token_, events);
+}
 
 net::io_result sim_transport::read(char* buffer, std::size_t size, nanoseconds& stamp) noexcept {
   stamp = nanoseconds{0};

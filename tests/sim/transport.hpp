@@ -16,7 +16,8 @@ class sim_transport final : public net::transport, private client_end {
   explicit sim_transport(network& net) : net_(net) {}
   ~sim_transport() override { close(); }
 
-  net::setup_status open(const net::address& to, net::poller& loop, std::uint64_t token) noexcept override;
+  net::setup_status open(const net::address& to, net::poller& loop,
+                         std::uint64_t token) noexcept override;
   net::setup_status advance() noexcept override;
   const net::failure& last_failure() const noexcept override { return failure_; }
   net::io_result read(char* buffer, std::size_t size, nanoseconds& stamp) noexcept override;

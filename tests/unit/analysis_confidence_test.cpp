@@ -1,8 +1,4 @@
-#include "analysis/confidence.hpp"
-
 #include <gtest/gtest.h>
-
-#include "test_numbers.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -10,8 +6,10 @@
 #include <random>
 #include <vector>
 
+#include "analysis/confidence.hpp"
 #include "analysis/interval_series.hpp"
 #include "record/view_set.hpp"
+#include "test_numbers.hpp"
 
 namespace {
 
@@ -25,7 +23,9 @@ using punctual::record::view_set;
 
 using punctual::test::uniform;
 
-double exponential(std::mt19937_64& rng, double mean) { return -mean * std::log(uniform(rng)); }
+double exponential(std::mt19937_64& rng, double mean) {
+  return -mean * std::log(uniform(rng));
+}
 
 double lognormal(std::mt19937_64& rng, double mu, double sigma) {
   const double normal = std::sqrt(-2 * std::log(uniform(rng))) * std::cos(2 * M_PI * uniform(rng));
@@ -42,7 +42,8 @@ TEST(analysis_confidence, t_quantiles) {
   EXPECT_NEAR(punctual::analysis::student_t_975(120), 1.980, 2e-3);
   EXPECT_NEAR(punctual::analysis::student_t_975(1000000), 1.960, 1e-3);
   for (int df = 1; df < 200; ++df) {
-    EXPECT_GT(punctual::analysis::student_t_975(df), punctual::analysis::student_t_975(df + 1)) << df;
+    EXPECT_GT(punctual::analysis::student_t_975(df), punctual::analysis::student_t_975(df + 1))
+        << df;
   }
 }
 
@@ -54,7 +55,7 @@ TEST(analysis_confidence, value_at_rank) {
   EXPECT_EQ(h.value_from_index(punctual::analysis::index_at_rank(h, 37)), 37);
   EXPECT_EQ(h.value_from_index(punctual::analysis::index_at_rank(h, 101)), 500);
   EXPECT_EQ(h.value_from_index(punctual::analysis::index_at_rank(h, 103)), 500);
-  EXPECT_EQ(h.value_from_index(punctual::analysis::index_at_rank(h, 0)), 1);      // clamped
+  EXPECT_EQ(h.value_from_index(punctual::analysis::index_at_rank(h, 0)), 1);       // clamped
   EXPECT_EQ(h.value_from_index(punctual::analysis::index_at_rank(h, 9999)), 500);  // clamped
 }
 
@@ -83,10 +84,11 @@ void expect_coverage(double percentile, double true_value, auto draw) {
     for (int i = 0; i < 2000; ++i) h.record(static_cast<std::int64_t>(std::llround(draw(rng))));
     const auto ci = binomial_interval(h, percentile);
     ASSERT_TRUE(ci);
-    if (static_cast<double>(ci->lo) <= true_value && true_value <= static_cast<double>(ci->hi)) ++covered;
+    if (static_cast<double>(ci->lo) <= true_value && true_value <= static_cast<double>(ci->hi))
+      ++covered;
   }
-  std::cout << "p" << percentile << ": binomial interval covered the true value in " << covered << " of "
-            << trials << " trials\n";
+  std::cout << "p" << percentile << ": binomial interval covered the true value in " << covered
+            << " of " << trials << " trials\n";
   EXPECT_GE(covered, 920) << "p" << percentile;
   EXPECT_LE(covered, 980) << "p" << percentile;
 }
@@ -141,7 +143,8 @@ TEST(analysis_confidence, stall_chooses_batch_means) {
   double mean = 0;
   for (const auto v : run.interval_p99) mean += static_cast<double>(v) / 20;
   double ss = 0;
-  for (const auto v : run.interval_p99) ss += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
+  for (const auto v : run.interval_p99)
+    ss += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
   const double half = 2.093 * std::sqrt(ss / 19) / std::sqrt(20.0);
   EXPECT_NEAR(static_cast<double>(batch->hi), mean + half, 1e-3 * half);
   EXPECT_NEAR(static_cast<double>(batch->lo), std::max(0.0, mean - half), 1e-3 * half);

@@ -1,8 +1,8 @@
-#include "analysis/interval_series.hpp"
-
 #include <gtest/gtest.h>
 
 #include <vector>
+
+#include "analysis/interval_series.hpp"
 
 namespace {
 

@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include "test_numbers.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "analysis/send_gaps.hpp"
+#include "test_numbers.hpp"
 
 namespace {
 
@@ -225,7 +224,6 @@ TEST(analysis_send_gaps, empty_histogram) {
   EXPECT_EQ(fit.bucket_slack, 0.0);
 }
 
-
 TEST(analysis_send_gaps, threshold_is_the_effect_over_the_sampling_noise) {
   // 1.63 / sqrt(n): the 99% critical value of D for a perfect process.
   EXPECT_NEAR(poisson_ks_threshold(6'400), 0.02 + 1.63 / 80, 1e-12);
@@ -238,7 +236,8 @@ TEST(analysis_send_gaps, threshold_is_the_effect_over_the_sampling_noise) {
 TEST(analysis_send_gaps, perfect_runs_of_a_tests_size_rarely_warn) {
   int warned = 0;
   for (int seed = 1; seed <= 200; ++seed) {
-    const histogram h = record_all(erlang_samples(static_cast<std::uint64_t>(seed) + 1000, 1, 1000, 6'000));
+    const histogram h =
+        record_all(erlang_samples(static_cast<std::uint64_t>(seed) + 1000, 1, 1000, 6'000));
     if (fit_erlang(h, 1, 1000).ks_distance > poisson_ks_threshold(6'000)) ++warned;
   }
   EXPECT_LE(warned, 2);

@@ -1,13 +1,11 @@
-#include "analysis/slo.hpp"
-
 #include <gtest/gtest.h>
-
-#include "test_numbers.hpp"
 
 #include <string>
 #include <vector>
 
 #include "analysis/interval_series.hpp"
+#include "analysis/slo.hpp"
+#include "test_numbers.hpp"
 
 namespace {
 
@@ -122,8 +120,8 @@ TEST(analysis_slo, rejects_bad_expressions_with_one_line) {
 }
 
 TEST(analysis_slo, collects_slo_percentiles_once) {
-  const std::vector<slo_expression> slos{parse_slo("p99<1s"), parse_slo("errors==0"), parse_slo("p99<=2s"),
-                                         parse_slo("p99.9<3s")};
+  const std::vector<slo_expression> slos{parse_slo("p99<1s"), parse_slo("errors==0"),
+                                         parse_slo("p99<=2s"), parse_slo("p99.9<3s")};
   const std::vector<double> want{99, 99.9};
   EXPECT_EQ(punctual::analysis::slo_percentiles(slos), want);
 }
@@ -153,12 +151,18 @@ struct run_fixture {
     counts.completed_in_window = 1000;
   }
   slo_input input(bound_mode bound = bound_mode::point) const {
-    return slo_input{.views = views, .counts = counts, .intervals = series, .bound = bound,
-                     .closed_model = false, .reconstructed = nullptr, .allow_uncorrected = false};
+    return slo_input{.views = views,
+                     .counts = counts,
+                     .intervals = series,
+                     .bound = bound,
+                     .closed_model = false,
+                     .reconstructed = nullptr,
+                     .allow_uncorrected = false};
   }
 };
 
-punctual::analysis::slo_evaluation evaluate(const std::vector<std::string>& texts, const slo_input& in) {
+punctual::analysis::slo_evaluation evaluate(const std::vector<std::string>& texts,
+                                            const slo_input& in) {
   std::vector<slo_expression> slos;
   for (const auto& t : texts) slos.push_back(parse_slo(t));
   return evaluate_slos(slos, in);
@@ -172,7 +176,8 @@ TEST(analysis_slo, percentile_slos_on_response_and_service_time) {
   EXPECT_EQ(ev.basis, "response_time");
   EXPECT_EQ(ev.results[0].text, "p99<=1s");
   EXPECT_EQ(ev.results[0].bound, "point");
-  EXPECT_EQ(ev.results[0].figure, static_cast<double>(f.views[view::response_time].value_at_percentile(99)));
+  EXPECT_EQ(ev.results[0].figure,
+            static_cast<double>(f.views[view::response_time].value_at_percentile(99)));
   EXPECT_DOUBLE_EQ(ev.results[0].threshold, 1e9);
   EXPECT_TRUE(ev.results[0].pass);
   EXPECT_FALSE(ev.results[0].service_time_fails);
@@ -209,8 +214,8 @@ TEST(analysis_slo, counted_slos) {
   f.counts.outcomes[punctual::record::index(outcome::socket_error)] = 1;
   f.counts.outcomes[punctual::record::index(outcome::unfinished)] = 1;
   f.counts.completed_in_window = 990;
-  const auto ev = evaluate({"errors<=0.1%", "errors<=0.4%", "errors==4", "timeouts==0", "timeouts<=1",
-                            "timeouts<=0.1%", "rate>=99%", "rate>99%"},
+  const auto ev = evaluate({"errors<=0.1%", "errors<=0.4%", "errors==4", "timeouts==0",
+                            "timeouts<=1", "timeouts<=0.1%", "rate>=99%", "rate>99%"},
                            f.input());
   const std::vector<bool> pass{false, true, true, false, true, true, true, false};
   const std::vector<double> figure{0.4, 0.4, 4, 1, 1, 0.1, 99, 99};

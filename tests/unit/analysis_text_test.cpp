@@ -1,7 +1,7 @@
 // The program's one duration formatter, as people read it in every report and message.
-#include "analysis/text.hpp"
-
 #include <gtest/gtest.h>
+
+#include "analysis/text.hpp"
 
 namespace punctual::analysis {
 namespace {

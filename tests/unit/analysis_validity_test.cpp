@@ -1,13 +1,12 @@
-#include "analysis/validity.hpp"
-
 #include <gtest/gtest.h>
-
-#include "test_numbers.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include "analysis/validity.hpp"
+#include "test_numbers.hpp"
 
 namespace {
 
@@ -58,12 +57,19 @@ struct fixture {
     counts.outcomes[punctual::record::index(outcome::ok)] = 10'000;
   }
   validity_report run() const {
-    return check_validity(validity_input{.views = views, .counts = counts, .rate_per_s = rate,
-                                         .connections = connections, .worker_cpu_shares = cpu,
-                                         .intervals = series, .slo_percentiles = slo, .window = window,
-                                         .load = &load, .max_users = max_users,
+    return check_validity(validity_input{.views = views,
+                                         .counts = counts,
+                                         .rate_per_s = rate,
+                                         .connections = connections,
+                                         .worker_cpu_shares = cpu,
+                                         .intervals = series,
+                                         .slo_percentiles = slo,
+                                         .window = window,
+                                         .load = &load,
+                                         .max_users = max_users,
                                          .mean_session_ns = mean_session_ns,
-                                         .start_lag = start_lag, .shard = "shard 2 of 7",
+                                         .start_lag = start_lag,
+                                         .shard = "shard 2 of 7",
                                          .send_tick = send_tick});
   }
 };
@@ -102,8 +108,9 @@ TEST(analysis_validity, healthy_run_passes_everything) {
     EXPECT_TRUE(c.pass) << c.name << ": " << c.note;
     EXPECT_TRUE(c.note.empty()) << c.name;
   }
-  for (const char* name : {"send_lag_p99", "send_lag_p99.9", "send_lag_max", "dropped", "connection_cap",
-                           "samples_beyond_p99", "worker_cpu_0", "worker_cpu_1", "schedule_kept"}) {
+  for (const char* name :
+       {"send_lag_p99", "send_lag_p99.9", "send_lag_max", "dropped", "connection_cap",
+        "samples_beyond_p99", "worker_cpu_0", "worker_cpu_1", "schedule_kept"}) {
     EXPECT_TRUE(has(r, name)) << name;
   }
   EXPECT_EQ(find(r, "samples_beyond_p99").level, check_level::gating);
@@ -146,7 +153,8 @@ TEST(analysis_validity, a_coarse_runs_send_lag_failure_names_its_ticks) {
   const auto coarse = f.run();
   const auto& c = find(coarse, "send_lag_p99");
   EXPECT_FALSE(c.pass);
-  EXPECT_NE(c.note.find("--precision coarse sends what is due once every 1ms"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("--precision coarse sends what is due once every 1ms"), std::string::npos)
+      << c.note;
   EXPECT_EQ(c.note.find("more threads"), std::string::npos) << c.note;
   // Three ticks late is more than the ticks explain.
   f.views[view::send_lag].record_n(3 * ms, 400);
@@ -182,7 +190,8 @@ TEST(analysis_validity, one_generator_stall_only_warns) {
   EXPECT_EQ(c.level, check_level::warning);
   EXPECT_NE(c.note.find("p99.99 and max include up to 50"), std::string::npos) << c.note;
   EXPECT_NE(c.note.find("(2 requests over 1ms)"), std::string::npos) << c.note;
-  EXPECT_NE(c.note.find("p99, which the run is judged on, is not affected"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("p99, which the run is judged on, is not affected"), std::string::npos)
+      << c.note;
   EXPECT_EQ(find(r, "send_lag_p99.99").note, c.note);
   EXPECT_TRUE(r.valid());
 }
@@ -242,7 +251,8 @@ TEST(analysis_validity, connection_cap_names_the_c_that_suffices) {
   const auto& c = find(r, "connection_cap");
   EXPECT_FALSE(c.pass);
   EXPECT_DOUBLE_EQ(c.threshold, needed);
-  EXPECT_NE(c.note.find("-c " + std::to_string(suffices) + " would have sufficed"), std::string::npos)
+  EXPECT_NE(c.note.find("-c " + std::to_string(suffices) + " would have sufficed"),
+            std::string::npos)
       << c.note;
   EXPECT_FALSE(r.valid());
   f.connections = suffices;
@@ -254,7 +264,7 @@ TEST(analysis_validity, user_cap_is_littles_law_on_the_busiest_second) {
   fixture f;  // as arrivals: 1000 users/s, but one second of 1200
   f.load.planned[3] = 1200;
   EXPECT_FALSE(has(f.run(), "user_cap"));  // no cap, no check
-  f.mean_session_ns = 2e9;                   // 1.5 * 1200/s * 2 s = 3600 users
+  f.mean_session_ns = 2e9;                 // 1.5 * 1200/s * 2 s = 3600 users
   f.max_users = 3599;
   auto r = f.run();
   const auto& c = find(r, "user_cap");
@@ -338,7 +348,6 @@ TEST(analysis_validity, busy_worker_warns) {
   EXPECT_TRUE(r.valid());
 }
 
-
 namespace schedule_rule {
 
 using punctual::analysis::schedule_check;
@@ -398,9 +407,14 @@ TEST(schedule_check, gates_a_run_and_is_absent_without_a_schedule) {
   EXPECT_FALSE(r.valid());
   EXPECT_EQ(r.failures().front()->name, "schedule_kept");
   EXPECT_EQ(find(r, "schedule_kept").level, check_level::gating);
-  auto in = validity_input{.views = f.views, .counts = f.counts, .rate_per_s = std::nullopt,
-                           .connections = 4, .worker_cpu_shares = f.cpu, .intervals = f.series,
-                           .slo_percentiles = {}, .window = f.window};
+  auto in = validity_input{.views = f.views,
+                           .counts = f.counts,
+                           .rate_per_s = std::nullopt,
+                           .connections = 4,
+                           .worker_cpu_shares = f.cpu,
+                           .intervals = f.series,
+                           .slo_percentiles = {},
+                           .window = f.window};
   EXPECT_FALSE(has(check_validity(in), "schedule_kept"));
 }
 
@@ -432,9 +446,15 @@ TEST(connection_rule, judges_a_shard_on_its_share_of_the_rate) {
   f.rate = 1000;  // ~4 ms mean service: 1.5 * 1000 * 0.004 = 6 connections needed
   f.connections = 4;
   EXPECT_FALSE(find(f.run(), "connection_cap").pass);
-  auto in = validity_input{.views = f.views, .counts = f.counts, .rate_per_s = f.rate,
-                           .connections = 4, .worker_cpu_shares = f.cpu, .intervals = f.series,
-                           .slo_percentiles = {}, .window = f.window, .shards = 4};
+  auto in = validity_input{.views = f.views,
+                           .counts = f.counts,
+                           .rate_per_s = f.rate,
+                           .connections = 4,
+                           .worker_cpu_shares = f.cpu,
+                           .intervals = f.series,
+                           .slo_percentiles = {},
+                           .window = f.window,
+                           .shards = 4};
   const auto report = check_validity(in);
   const auto& c = find(report, "connection_cap");
   EXPECT_TRUE(c.pass);

@@ -1,5 +1,3 @@
-#include "cli/shard_options.hpp"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,6 +5,7 @@
 
 #include "cli/command.hpp"
 #include "cli/run_options.hpp"
+#include "cli/shard_options.hpp"
 
 namespace {
 
@@ -46,7 +45,8 @@ TEST(shard_option, refuses_slices_that_do_not_exist) {
   }
   EXPECT_FALSE(try_parse_shard("env/3", nullptr));
   EXPECT_FALSE(try_parse_shard("env/3", "3"));
-  EXPECT_NE(shard_refusal("env/3", nullptr).find("JOB_COMPLETION_INDEX is not set"), std::string::npos);
+  EXPECT_NE(shard_refusal("env/3", nullptr).find("JOB_COMPLETION_INDEX is not set"),
+            std::string::npos);
   EXPECT_NE(shard_refusal("env/3", "7").find("'7'"), std::string::npos);
   EXPECT_NE(shard_refusal("3/2", nullptr).find("expected I/N"), std::string::npos);
 }
@@ -62,10 +62,10 @@ TEST(start_at_option, reads_rfc3339_and_unix_seconds_as_the_same_instant) {
 }
 
 TEST(start_at_option, refuses_what_is_not_an_instant) {
-  for (const char* bad : {"", "now", "+5m", "2026-12-01", "2026-12-01T05:00:00", "2026-02-30T00:00:00Z",
-                          "2026-13-01T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T05:00:00+1:00",
-                          "1796101200.", ".5", "1796101200.1234567891", "99999999999", "-5",
-                          "2026-12-01T05:00:00.Z"}) {
+  for (const char* bad :
+       {"", "now", "+5m", "2026-12-01", "2026-12-01T05:00:00", "2026-02-30T00:00:00Z",
+        "2026-13-01T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T05:00:00+1:00", "1796101200.",
+        ".5", "1796101200.1234567891", "99999999999", "-5", "2026-12-01T05:00:00.Z"}) {
     EXPECT_FALSE(try_parse_start_at(bad)) << bad;
   }
 }
@@ -116,7 +116,8 @@ TEST(start_at_option, refuses_a_start_past_by_more_than_the_window) {
   o.start_at = "4000000000";  // 2096: more than a day ahead
   EXPECT_THROW(built(o), punctual::cli::usage_error);
   const auto soon = std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::system_clock::now().time_since_epoch()) + 60s;
+                        std::chrono::system_clock::now().time_since_epoch()) +
+                    60s;
   o.start_at = std::to_string(soon.count());
   EXPECT_EQ(built(o).config.start_at, std::chrono::nanoseconds{soon});
 }

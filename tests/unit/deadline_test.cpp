@@ -27,8 +27,9 @@ TEST(deadline_rule, an_ending_before_the_deadline_stands_at_its_own_time) {
 TEST(deadline_rule, an_ending_at_or_after_the_deadline_is_recorded_at_exactly_the_timeout) {
   const deadline_rule rule{milliseconds(20), {}};
   const auto t = first_attempt(milliseconds(1000));
-  for (const nanoseconds ended : {nanoseconds(milliseconds(1020)), nanoseconds(milliseconds(1020)) + nanoseconds(1),
-                                  nanoseconds(milliseconds(1500))}) {
+  for (const nanoseconds ended :
+       {nanoseconds(milliseconds(1020)), nanoseconds(milliseconds(1020)) + nanoseconds(1),
+        nanoseconds(milliseconds(1500))}) {
     const auto e = settle(rule, t, ended);
     EXPECT_FALSE(e.in_time) << ended.count();
     EXPECT_TRUE(e.chain_over);

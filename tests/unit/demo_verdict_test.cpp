@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "test_numbers.hpp"
-
 #include <cstdint>
 #include <string>
+
+#include "test_numbers.hpp"
 
 namespace {
 

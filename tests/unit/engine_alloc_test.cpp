@@ -55,8 +55,12 @@ void* operator new(std::size_t n) {
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
 
 namespace punctual {
 namespace {
@@ -136,7 +140,8 @@ long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   c.connections = 4;
   if (retries) {
     std::get<run::open_model>(c.model).retry.retries = 2;
-    std::get<run::open_model>(c.model).retry.on = 1U << record::index(record::retry_cause::status_5xx);
+    std::get<run::open_model>(c.model).retry.on = 1U
+                                                  << record::index(record::retry_cause::status_5xx);
     std::get<run::open_model>(c.model).retry.backoff_base = std::chrono::milliseconds(1);
     std::get<run::open_model>(c.model).retry.backoff_cap = std::chrono::milliseconds(4);
   }
@@ -171,9 +176,8 @@ TEST(engine_alloc, request_path_allocates_nothing) {
   served s;
   start_server(s);
   ASSERT_GT(s.port, 0);
-  const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
-    return worker_allocations_for(s.port, d, planned);
-  });
+  const auto r = run_short_and_long(
+      [&](auto d, std::uint64_t& planned) { return worker_allocations_for(s.port, d, planned); });
   EXPECT_EQ(r.short_planned, 1000u);
   EXPECT_EQ(r.long_planned, 3000u);
   EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per request";
@@ -230,13 +234,15 @@ TEST(engine_alloc, h2_request_path_allocates_nothing) {
   });
   EXPECT_EQ(r.short_planned, 1000u);
   EXPECT_EQ(r.long_planned, 3000u);
-  EXPECT_LE(r.long_run, r.short_run + 400) << "the worker threads allocated per request over HTTP/2";
+  EXPECT_LE(r.long_run, r.short_run + 400)
+      << "the worker threads allocated per request over HTTP/2";
 }
 
 // The hybrid model: users arrive at 400/s and each runs two steps (1 ms think between), the
 // second searching its body for a text. Arrivals, the session heap, the keyed draws and the
 // body search allocate nothing per user once the run has started.
-long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds duration, std::uint64_t& planned) {
+long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
+                            std::uint64_t& planned) {
   engine::run_config c = test::loopback_get(port);
   c.connections = 8;
   run::hybrid_model h;
@@ -268,9 +274,8 @@ TEST(engine_alloc, hybrid_session_path_allocates_nothing) {
   served s;
   start_server(s);
   ASSERT_GT(s.port, 0);
-  const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
-    return hybrid_allocations_for(s.port, d, planned);
-  });
+  const auto r = run_short_and_long(
+      [&](auto d, std::uint64_t& planned) { return hybrid_allocations_for(s.port, d, planned); });
   EXPECT_EQ(r.short_planned, 400u);  // 200 users, two steps each
   EXPECT_EQ(r.long_planned, 1200u);
   EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per user or step";

@@ -70,7 +70,8 @@ TEST(engine_run, open_model_accounts_every_planned_request) {
   EXPECT_EQ(r.measured.views[record::view::response_time].total_count(), with_response_time);
   EXPECT_EQ(sum_of(per_interval), with_response_time);
   // Requests due in the 200 ms stall waited for it: the slowest waited most of it.
-  EXPECT_GE(r.measured.views[record::view::response_time].max(), nanoseconds(milliseconds(150)).count());
+  EXPECT_GE(r.measured.views[record::view::response_time].max(),
+            nanoseconds(milliseconds(150)).count());
 }
 
 TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {

@@ -15,8 +15,7 @@ constexpr nanoseconds start{seconds(100)};
 constexpr nanoseconds window_end = start + seconds(10);
 
 // Names: 0 a.one, 1 a.two, 2 a.session.
-run::hybrid_model one_scenario(std::uint32_t max_users = 0, bool drop = false,
-                                bool go_on = false) {
+run::hybrid_model one_scenario(std::uint32_t max_users = 0, bool drop = false, bool go_on = false) {
   run::hybrid_model h;
   h.scenarios.push_back({"a", 1, {{0, {}, nullptr, {}, false}, {1, {}, nullptr, {}, false}}, 2});
   h.scenarios[0].steps[0].think.a = milliseconds(5);

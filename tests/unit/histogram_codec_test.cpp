@@ -1,9 +1,6 @@
 // V2 encoding against the spec's worked examples and the golden files (spec 3, 8).
-#include "punctual/histogram/codec.hpp"
-
 #include <gtest/gtest.h>
-
-#include "test_files.hpp"
+#include <zlib.h>
 
 #include <cmath>
 #include <cstdint>
@@ -12,19 +9,21 @@
 #include <sstream>
 #include <string>
 #include <vector>
-#include <zlib.h>
 
+#include "punctual/histogram/codec.hpp"
 #include "report/json.hpp"
+#include "test_files.hpp"
 
 namespace punctual::hdr {
 namespace {
 
 using bytes = std::vector<std::uint8_t>;
 
-
 using test::read_text;
 
-nlohmann::json read_json(const std::string& name) { return nlohmann::json::parse(read_text(name)); }
+nlohmann::json read_json(const std::string& name) {
+  return nlohmann::json::parse(read_text(name));
+}
 
 std::string to_hex(const bytes& b) {
   static const char digits[] = "0123456789abcdef";
@@ -38,12 +37,14 @@ std::string to_hex(const bytes& b) {
 
 bytes from_hex(const std::string& hex) {
   bytes out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   return out;
 }
 
 histogram_params params_from(const nlohmann::json& j) {
-  return {j.at("lowestDiscernibleValue").get<std::int64_t>(), j.at("highestTrackableValue").get<std::int64_t>(),
+  return {j.at("lowestDiscernibleValue").get<std::int64_t>(),
+          j.at("highestTrackableValue").get<std::int64_t>(),
           j.at("numberOfSignificantValueDigits").get<int>()};
 }
 
@@ -65,10 +66,12 @@ void replay(const nlohmann::json& ops, histogram& h) {
 void expect_counts_equal(const histogram& a, const histogram& b) {
   ASSERT_EQ(a.params(), b.params());
   EXPECT_EQ(a.total_count(), b.total_count());
-  for (std::int32_t i = 0; i < a.counts_length(); ++i) ASSERT_EQ(a.count_at_index(i), b.count_at_index(i)) << i;
+  for (std::int32_t i = 0; i < a.counts_length(); ++i)
+    ASSERT_EQ(a.count_at_index(i), b.count_at_index(i)) << i;
 }
 
-// Checks the figures hdrcheck wrote for one histogram (totalCount, min, max, mean, sd, percentiles).
+// Checks the figures hdrcheck wrote for one histogram (totalCount, min, max, mean, sd,
+// percentiles).
 void expect_figures(const histogram& h, const nlohmann::json& j) {
   EXPECT_EQ(h.total_count(), j.at("totalCount").get<std::int64_t>());
   EXPECT_EQ(h.min(), j.at("min").get<std::int64_t>());
@@ -101,8 +104,11 @@ histogram must_decode_base64(const std::string& text) {
 
 // A 40-byte V2 header (ldv 1, htv 3.6e9, sig 3) followed by the given payload.
 bytes with_header(const bytes& payload, std::uint32_t cookie = 0x1c849313) {
-  bytes out = from_hex("1c84931300000000000000000000000300000000000000010000000" "0d693a4003ff0000000000000");
-  for (int k = 0; k < 4; ++k) out[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(cookie >> (24 - 8 * k));
+  bytes out = from_hex(
+      "1c84931300000000000000000000000300000000000000010000000"
+      "0d693a4003ff0000000000000");
+  for (int k = 0; k < 4; ++k)
+    out[static_cast<std::size_t>(k)] = static_cast<std::uint8_t>(cookie >> (24 - 8 * k));
   out[7] = static_cast<std::uint8_t>(payload.size());
   out.insert(out.end(), payload.begin(), payload.end());
   return out;
@@ -110,7 +116,8 @@ bytes with_header(const bytes& payload, std::uint32_t cookie = 0x1c849313) {
 
 TEST(histogram_codec, leb128_zigzag_table_3_3) {
   // Non-negative items are the count of slot 0.
-  const std::pair<std::int64_t, std::string> counts[] = {{0, "00"}, {1, "02"}, {3, "06"}, {100, "c801"}, {1000, "d00f"}};
+  const std::pair<std::int64_t, std::string> counts[] = {
+      {0, "00"}, {1, "02"}, {3, "06"}, {100, "c801"}, {1000, "d00f"}};
   for (const auto& [count, hex] : counts) {
     SCOPED_TRACE(count);
     histogram h({1, 3'600'000'000, 3});
@@ -174,9 +181,11 @@ TEST(histogram_codec, worked_example_b_header_payload_and_level_9_base64) {
   h.record_n(257, 2);
   h.record(1'000'000);
   EXPECT_EQ(to_hex(encode_uncompressed(h)),
-            "1c8493130000000d00000000000000020000000000000001000000000393870" "03ff0000000000000"
+            "1c8493130000000d00000000000000020000000000000001000000000393870"
+            "03ff0000000000000"
             "0a06c301d00fb3020206e51702");
-  EXPECT_EQ(encode_compressed_base64(h, 9), "HISTFAAAAC142pNpmSzMwMDAywABTFCaEUQwT25nsP8AEeBiO8x4gX8zExPbU3EmAI+eBxE=");
+  EXPECT_EQ(encode_compressed_base64(h, 9),
+            "HISTFAAAAC142pNpmSzMwMDAywABTFCaEUQwT25nsP8AEeBiO8x4gX8zExPbU3EmAI+eBxE=");
 }
 
 TEST(histogram_codec, recorded_values_replay_matches_java_bytes) {
@@ -185,11 +194,13 @@ TEST(histogram_codec, recorded_values_replay_matches_java_bytes) {
   for (const auto& interval : j.at("log").at("intervals")) {
     histogram h(log_params);
     replay(interval.at("ops"), h);
-    EXPECT_EQ(to_hex(encode_uncompressed(h)), interval.at("canonicalUncompressedHex").get<std::string>());
+    EXPECT_EQ(to_hex(encode_uncompressed(h)),
+              interval.at("canonicalUncompressedHex").get<std::string>());
   }
   histogram single(params_from(j.at("single").at("histogramParameters")));
   replay(j.at("single").at("ops"), single);
-  EXPECT_EQ(to_hex(encode_uncompressed(single)), j.at("single").at("canonicalUncompressedHex").get<std::string>());
+  EXPECT_EQ(to_hex(encode_uncompressed(single)),
+            j.at("single").at("canonicalUncompressedHex").get<std::string>());
 }
 
 TEST(histogram_codec, golden_single_b64) {
@@ -201,7 +212,8 @@ TEST(histogram_codec, golden_single_b64) {
   expect_figures(h, j);
   // JS wrote offset 1 and ratio bits 1; re-encoding gives Java's canonical bytes.
   const nlohmann::json rv = read_json("recorded-values.json");
-  EXPECT_EQ(to_hex(encode_uncompressed(h)), rv.at("single").at("canonicalUncompressedHex").get<std::string>());
+  EXPECT_EQ(to_hex(encode_uncompressed(h)),
+            rv.at("single").at("canonicalUncompressedHex").get<std::string>());
 }
 
 void check_three_intervals(const std::string& log_name) {
@@ -222,8 +234,12 @@ void check_three_intervals(const std::string& log_name) {
   expect_figures(merged, j);
 }
 
-TEST(histogram_codec, golden_three_intervals_js_written) { check_three_intervals("three-intervals.hlog"); }
-TEST(histogram_codec, golden_three_intervals_canonical) { check_three_intervals("three-intervals.canonical.hlog"); }
+TEST(histogram_codec, golden_three_intervals_js_written) {
+  check_three_intervals("three-intervals.hlog");
+}
+TEST(histogram_codec, golden_three_intervals_canonical) {
+  check_three_intervals("three-intervals.canonical.hlog");
+}
 
 TEST(histogram_codec, canonical_log_lines_are_what_we_write_at_level_9) {
   const nlohmann::json rv = read_json("recorded-values.json");
@@ -272,7 +288,9 @@ TEST(histogram_codec_property, random_histograms_round_trip) {
   for (int round = 0; round < 40; ++round) {
     histogram h({1, 3'600'000'000'000, 1 + round % 5});
     const int n = 1 + static_cast<int>(rng() % 3000);
-    for (int i = 0; i < n; ++i) h.record_n(static_cast<std::int64_t>(std::pow(10.0, exponent(rng))), 1 + static_cast<std::int64_t>(rng() % 3));
+    for (int i = 0; i < n; ++i)
+      h.record_n(static_cast<std::int64_t>(std::pow(10.0, exponent(rng))),
+                 1 + static_cast<std::int64_t>(rng() % 3));
     const decode_result r = decode_compressed_base64(encode_compressed_base64(h, round % 10));
     ASSERT_TRUE(r) << to_string(r.error);
     expect_counts_equal(*r.value, h);
@@ -285,7 +303,8 @@ TEST(histogram_codec_property, c_style_lone_runs_decode_identically) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 20; ++round) {
     histogram h({1, 3'600'000'000, 3});
-    for (int i = 0; i < 200; ++i) h.record(static_cast<std::int64_t>(rng() % 3000));  // dense: lone gaps likely
+    for (int i = 0; i < 200; ++i)
+      h.record(static_cast<std::int64_t>(rng() % 3000));  // dense: lone gaps likely
     // Every 0x00 byte of this payload is a lone-zero item: counts here are < 64 so no
     // multi-byte item contains a 0x00 byte.
     const bytes java = encode_uncompressed(h);
@@ -348,20 +367,24 @@ TEST(histogram_codec_malformed, cookies) {
   const bytes inner = with_header(payload);
   EXPECT_TRUE(decode_compressed(wrap(inner, 0x1c849304)));
   EXPECT_EQ(decode_compressed(wrap(inner, 0x1c849313)).error, decode_error::bad_cookie);
-  EXPECT_EQ(decode_compressed(wrap(with_header(payload, 0x1c849314))).error, decode_error::bad_cookie);
+  EXPECT_EQ(decode_compressed(wrap(with_header(payload, 0x1c849314))).error,
+            decode_error::bad_cookie);
 }
 
 TEST(histogram_codec_malformed, leb128) {
   // Standard 10-byte LEB128 is not the 9-byte variant: nine ff bytes already make an item
   // (-2^63, a run far beyond 2^31 - 1), and the tenth starts another one.
-  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffffffffffffffffff01"))).error, decode_error::bad_run);
+  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffffffffffffffffff01"))).error,
+            decode_error::bad_run);
   EXPECT_EQ(decode_uncompressed(with_header(from_hex("80"))).error, decode_error::bad_leb128);
-  EXPECT_EQ(decode_uncompressed(with_header(from_hex("02ffffffffffffffff"))).error, decode_error::bad_leb128);
+  EXPECT_EQ(decode_uncompressed(with_header(from_hex("02ffffffffffffffff"))).error,
+            decode_error::bad_leb128);
 }
 
 TEST(histogram_codec_malformed, runs_and_slots) {
   // Run of 2^31 empty slots: zigzag(-2^31) = 2^32 - 1.
-  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffffffff0f02"))).error, decode_error::bad_run);
+  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffffffff0f02"))).error,
+            decode_error::bad_run);
   // 23552 slots: a run of 23551 then a count is fine, a run of 23552 then a count is not.
   const histogram h({1, 3'600'000'000, 3});
   histogram last(h.params());
@@ -370,11 +393,15 @@ TEST(histogram_codec_malformed, runs_and_slots) {
   const bytes payload(enc.begin() + 40, enc.end());
   EXPECT_TRUE(decode_uncompressed(with_header(payload)));
   EXPECT_EQ(to_hex(payload), "fdef0202");  // -23551, 1
-  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffef0202"))).error, decode_error::slot_out_of_range);
-  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffef02"))).error, decode_error::none);  // run to the end
-  EXPECT_EQ(decode_uncompressed(with_header(from_hex("81f00202"))).error, decode_error::slot_out_of_range);
+  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffef0202"))).error,
+            decode_error::slot_out_of_range);
+  EXPECT_EQ(decode_uncompressed(with_header(from_hex("ffef02"))).error,
+            decode_error::none);  // run to the end
+  EXPECT_EQ(decode_uncompressed(with_header(from_hex("81f00202"))).error,
+            decode_error::slot_out_of_range);
   // Counts whose sum overflows int64.
-  EXPECT_EQ(decode_uncompressed(with_header(from_hex("feffffffffffffffff02"))).error, decode_error::negative_count);
+  EXPECT_EQ(decode_uncompressed(with_header(from_hex("feffffffffffffffff02"))).error,
+            decode_error::negative_count);
 }
 
 TEST(histogram_codec_malformed, payload_length_mismatch) {
@@ -404,7 +431,8 @@ TEST(histogram_codec_malformed, payload_length_mismatch) {
 
 TEST(histogram_codec_malformed, zlib) {
   const bytes inner = with_header(from_hex("0402"));
-  EXPECT_EQ(decode_compressed(wrap(inner, 0x1c849314, from_hex("00"))).error, decode_error::bad_zlib);
+  EXPECT_EQ(decode_compressed(wrap(inner, 0x1c849314, from_hex("00"))).error,
+            decode_error::bad_zlib);
   bytes corrupt = wrap(inner);
   corrupt[corrupt.size() - 1] ^= 0xff;  // Adler-32
   EXPECT_EQ(decode_compressed(corrupt).error, decode_error::bad_zlib);
@@ -440,7 +468,7 @@ TEST(histogram_codec_malformed, base64) {
   EXPECT_EQ(out, (bytes{'M', 'a'}));
   EXPECT_TRUE(base64_decode("TQ==", out));
   EXPECT_EQ(out, (bytes{'M'}));
-  EXPECT_FALSE(base64_decode("TQ", out));      // padding required
+  EXPECT_FALSE(base64_decode("TQ", out));  // padding required
   EXPECT_FALSE(base64_decode("T===", out));
   EXPECT_FALSE(base64_decode("TQ==TWFu", out));  // padding only at the end
   EXPECT_FALSE(base64_decode("TW-u", out));

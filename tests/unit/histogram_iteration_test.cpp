@@ -1,6 +1,4 @@
 // Percentile, recorded-value and linear iteration (Java iterator semantics, spec 5.2).
-#include "punctual/histogram/iteration.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "punctual/histogram/codec.hpp"
+#include "punctual/histogram/iteration.hpp"
 #include "test_files.hpp"
 
 namespace punctual::hdr {
@@ -72,13 +71,16 @@ TEST(histogram_iteration, percentile_levels_with_five_ticks) {
   histogram h({1, 3'600'000'000, 3});
   for (int v = 1; v <= 100'000; ++v) h.record(v);
   const std::vector<iteration_step> steps = percentile_steps(h, 5);
-  const double expected[] = {0, 10, 20, 30, 40, 50, 55, 60, 65, 70, 75, 77.5, 80, 82.5, 85, 87.5, 88.75, 90, 91.25, 92.5, 93.75, 94.375};
+  const double expected[] = {0,    10, 20,   30, 40,   50,    55, 60,    65,   70,    75,
+                             77.5, 80, 82.5, 85, 87.5, 88.75, 90, 91.25, 92.5, 93.75, 94.375};
   ASSERT_GT(steps.size(), std::size(expected));
-  for (std::size_t i = 0; i < std::size(expected); ++i) EXPECT_EQ(steps[i].percentile_level_iterated_to, expected[i]) << i;
+  for (std::size_t i = 0; i < std::size(expected); ++i)
+    EXPECT_EQ(steps[i].percentile_level_iterated_to, expected[i]) << i;
   // Each step stops at the first slot whose cumulative percentile reaches the level.
   for (const auto& s : steps) {
     EXPECT_GE(s.percentile, s.percentile_level_iterated_to);
-    EXPECT_DOUBLE_EQ(s.percentile, 100.0 * static_cast<double>(s.total_count_to_this_value) / 100'000.0);
+    EXPECT_DOUBLE_EQ(s.percentile,
+                     100.0 * static_cast<double>(s.total_count_to_this_value) / 100'000.0);
   }
 }
 

@@ -18,7 +18,9 @@
 namespace punctual::hdr {
 namespace {
 
-histogram_params params(std::int64_t ldv, std::int64_t htv, int sig) { return {ldv, htv, sig}; }
+histogram_params params(std::int64_t ldv, std::int64_t htv, int sig) {
+  return {ldv, htv, sig};
+}
 
 std::set<std::int64_t> lowest_values_of_non_empty_slots(const histogram& h) {
   std::set<std::int64_t> out;
@@ -235,18 +237,21 @@ TEST(histogram_coordinated_omission, dense_correction_equals_value_by_value) {
   single.record(50'000'000);
   for (std::int64_t v = 50'000'000 - 997; v >= 997; v -= 997) single.record(v);
   EXPECT_EQ(batched.total_count(), single.total_count());
-  for (std::int32_t i = 0; i < single.counts_length(); ++i) ASSERT_EQ(batched.count_at_index(i), single.count_at_index(i));
+  for (std::int32_t i = 0; i < single.counts_length(); ++i)
+    ASSERT_EQ(batched.count_at_index(i), single.count_at_index(i));
 }
 
 TEST(histogram_coordinated_omission, spec_6_2_example_record_time_vs_post_hoc) {
   histogram at_record(params(1, 3'600'000'000, 3));
   at_record.record_corrected(5001, 1000);
-  EXPECT_EQ(lowest_values_of_non_empty_slots(at_record), (std::set<std::int64_t>{1001, 2001, 3000, 4000, 5000}));
+  EXPECT_EQ(lowest_values_of_non_empty_slots(at_record),
+            (std::set<std::int64_t>{1001, 2001, 3000, 4000, 5000}));
 
   histogram plain(params(1, 3'600'000'000, 3));
   plain.record(5001);
   const histogram post_hoc = plain.copy_corrected_for_coordinated_omission(1000);
-  EXPECT_EQ(lowest_values_of_non_empty_slots(post_hoc), (std::set<std::int64_t>{1003, 2003, 3002, 4002, 5000}));
+  EXPECT_EQ(lowest_values_of_non_empty_slots(post_hoc),
+            (std::set<std::int64_t>{1003, 2003, 3002, 4002, 5000}));
   EXPECT_EQ(post_hoc.total_count(), 5);
   EXPECT_EQ(post_hoc.params(), plain.params());
   EXPECT_EQ(plain.total_count(), 1);  // the source is untouched
@@ -328,7 +333,9 @@ TEST(histogram_statistics, stddev_is_population_deviation_of_medians) {
 // them was ever touched), and leaves a histogram that records like a new one.
 TEST(histogram, reset_then_record_is_like_new) {
   histogram h;
-  for (const std::int64_t v : {std::int64_t{1}, std::int64_t{999}, std::int64_t{1'000'000}, std::int64_t{3'000'000'000}}) h.record(v);
+  for (const std::int64_t v :
+       {std::int64_t{1}, std::int64_t{999}, std::int64_t{1'000'000}, std::int64_t{3'000'000'000}})
+    h.record(v);
   h.reset();
   EXPECT_EQ(h.total_count(), 0);
   for (std::int32_t i = 0; i < h.counts_length(); ++i) ASSERT_EQ(h.count_at_index(i), 0) << i;
@@ -403,8 +410,8 @@ TEST(zeroed_counts, large_blocks_take_memory_only_where_written_after_others_wer
     kept.back()[slots / 2] = 1;  // one page of each
   }
   const std::int64_t grown = resident_bytes_now() - before;
-  EXPECT_LT(grown, blocks * block_bytes / 8) << "grew by " << grown << " bytes for " << blocks
-                                             << " blocks of " << block_bytes;
+  EXPECT_LT(grown, blocks * block_bytes / 8)
+      << "grew by " << grown << " bytes for " << blocks << " blocks of " << block_bytes;
   for (const auto& k : kept) EXPECT_EQ(k[slots / 2], 1);
 }
 

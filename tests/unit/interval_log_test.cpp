@@ -1,3 +1,5 @@
+#include "punctual/histogram/interval_log.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "punctual/histogram/codec.hpp"
-#include "punctual/histogram/interval_log.hpp"
 #include "report/json.hpp"
 #include "test_files.hpp"
 
@@ -21,7 +22,9 @@ std::string without_first_line(const std::string& text) {
   return text.substr(text.find('\n') + 1);
 }
 
-histogram_params golden_params() { return {1, 3'600'000'000, 3}; }
+histogram_params golden_params() {
+  return {1, 3'600'000'000, 3};
+}
 
 // The recording operations of the golden log (recorded-values.json), replayed.
 std::vector<histogram> golden_histograms() {
@@ -46,7 +49,8 @@ std::string write_log(const std::vector<histogram>& hs, std::string_view comment
 }
 
 TEST(interval_log_writer, rebuilt_histograms_give_the_canonical_golden_log) {
-  const std::string expected = read_file(punctual::test::golden_dir + "three-intervals.canonical.hlog");
+  const std::string expected =
+      read_file(punctual::test::golden_dir + "three-intervals.canonical.hlog");
   ASSERT_FALSE(expected.empty());
   const std::string written = write_log(golden_histograms(), "[written by a test]");
   EXPECT_EQ(without_first_line(written), without_first_line(expected));
@@ -59,8 +63,9 @@ TEST(interval_log_writer, histograms_decoded_from_the_js_log_give_the_canonical_
   std::vector<histogram> hs;
   for (const auto& iv : read.log->intervals) hs.push_back(iv.value);
   ASSERT_EQ(hs.size(), 3u);
-  EXPECT_EQ(without_first_line(write_log(hs, "x")),
-            without_first_line(read_file(punctual::test::golden_dir + "three-intervals.canonical.hlog")));
+  EXPECT_EQ(
+      without_first_line(write_log(hs, "x")),
+      without_first_line(read_file(punctual::test::golden_dir + "three-intervals.canonical.hlog")));
 }
 
 struct comma_decimal : std::numpunct<char> {
@@ -100,8 +105,9 @@ TEST(interval_log_writer, header_comments_are_split_to_fit_126_characters) {
     if (line.rfind("#[b", 0) == 0 && line.back() == ']') ++comment_lines;
   }
   EXPECT_EQ(comment_lines, 6);
-  EXPECT_NE(out.str().find("#[StartTime: 0.000 (seconds since epoch), Thu Jan 01 00:00:00 UTC 1970]"),
-            std::string::npos);
+  EXPECT_NE(
+      out.str().find("#[StartTime: 0.000 (seconds since epoch), Thu Jan 01 00:00:00 UTC 1970]"),
+      std::string::npos);
 }
 
 TEST(interval_log_writer, rejects_tags_that_would_break_the_line) {
@@ -136,7 +142,8 @@ void expect_interval_figures(const histogram& h, const nlohmann::json& e) {
 class golden_logs : public testing::TestWithParam<const char*> {};
 
 TEST_P(golden_logs, reader_gives_the_expected_figures) {
-  const auto expected = nlohmann::json::parse(read_file(punctual::test::golden_dir + "three-intervals.expected.json"));
+  const auto expected = nlohmann::json::parse(
+      read_file(punctual::test::golden_dir + "three-intervals.expected.json"));
   const auto read = read_interval_log_file(punctual::test::golden_dir + GetParam());
   ASSERT_TRUE(read) << read.error;
   const interval_log& log = *read.log;
@@ -209,8 +216,10 @@ TEST(interval_log_reader, time_rules_without_header_lines) {
   EXPECT_DOUBLE_EQ(read.log->base_time_unix_seconds, 0.0);
   EXPECT_DOUBLE_EQ(read.log->intervals[0].start_unix_seconds, 1700000005.0);
   // StartTime only and small timestamps: they are relative to StartTime.
-  read = read_interval_log("#[StartTime: 1700000000.000 (seconds since epoch), x]\n"
-                           "2.500 1.000 0.124 " + b64 + "\r\n");
+  read = read_interval_log(
+      "#[StartTime: 1700000000.000 (seconds since epoch), x]\n"
+      "2.500 1.000 0.124 " +
+      b64 + "\r\n");
   ASSERT_TRUE(read) << read.error;
   EXPECT_DOUBLE_EQ(read.log->base_time_unix_seconds, 1700000000.0);
   EXPECT_DOUBLE_EQ(read.log->intervals[0].start_unix_seconds, 1700000002.5);
@@ -224,9 +233,11 @@ struct bad_case {
 
 TEST(interval_log_reader, malformed_lines_give_an_error_with_the_line_number) {
   const std::string b64 = encode_compressed_base64(golden_histograms()[0]);
-  const std::string header = "#[Histogram log format version 1.3]\n"
-                             "#[StartTime: 1700000000.000 (seconds since epoch), x]\n"
-                             "0.000,1.000,1.000," + b64 + "\n";
+  const std::string header =
+      "#[Histogram log format version 1.3]\n"
+      "#[StartTime: 1700000000.000 (seconds since epoch), x]\n"
+      "0.000,1.000,1.000," +
+      b64 + "\n";
   const std::vector<bad_case> cases = {
       {"bad base64", "1.000,1.000,1.000,HISTFAAA!!!="},
       {"base64 of garbage", "1.000,1.000,1.000,AAAAAAAAAAAA"},
@@ -253,7 +264,8 @@ TEST(interval_log_reader, malformed_lines_give_an_error_with_the_line_number) {
 }
 
 TEST(interval_log_reader, limits_bound_memory) {
-  const std::string line = "0.000,1.000,1.000," + encode_compressed_base64(golden_histograms()[0]) + "\n";
+  const std::string line =
+      "0.000,1.000,1.000," + encode_compressed_base64(golden_histograms()[0]) + "\n";
   log_read_limits limits;
   limits.max_intervals = 2;
   auto read = read_interval_log(line + line + line, limits);

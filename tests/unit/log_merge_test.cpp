@@ -1,5 +1,6 @@
-#include <gtest/gtest.h>
+#include "punctual/histogram/log_merge.hpp"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -10,13 +11,11 @@
 #include <vector>
 
 #include "punctual/histogram/interval_log.hpp"
-#include "punctual/histogram/log_merge.hpp"
 #include "test_files.hpp"
 
 namespace {
 
 using namespace punctual::hdr;
-
 
 log_interval make_interval(std::string tag, double start, double length, histogram h) {
   return log_interval{std::move(tag), start, length, 0.0, 0, std::move(h)};
@@ -103,7 +102,8 @@ TEST(log_merge, different_parameters_merge_into_the_wider_layout) {
   EXPECT_EQ(h.over_range_count(), 0);
   EXPECT_EQ(h.min(), 3);
   EXPECT_EQ(h.max(), wide.max());
-  EXPECT_EQ(h.value_at_percentile(50), h.highest_equivalent_value(narrow.lowest_equivalent_value(5'000'000)));
+  EXPECT_EQ(h.value_at_percentile(50),
+            h.highest_equivalent_value(narrow.lowest_equivalent_value(5'000'000)));
   EXPECT_EQ(widest_params({1000, 1'000'000'000, 2}, {1, 500'000, 4}),
             (histogram_params{1, 1'000'000'000, 4}));
 }
@@ -183,8 +183,8 @@ std::string written(const interval_log& log, const std::string& name) {
   interval_log_writer writer(out, log.start_time_unix_seconds);
   writer.write_header();
   for (const auto& iv : log.intervals) {
-    writer.write_interval(iv.tag, iv.start_unix_seconds - log.start_time_unix_seconds, iv.length_seconds,
-                          iv.value);
+    writer.write_interval(iv.tag, iv.start_unix_seconds - log.start_time_unix_seconds,
+                          iv.length_seconds, iv.value);
   }
   return path.string();
 }
@@ -233,7 +233,8 @@ TEST(log_merge, merging_files_streamed_gives_the_in_memory_merge) {
   const std::vector<std::string> off_paths{written(off[0], "c.hlog"), written(off[1], "d.hlog")};
   std::vector<interval_log> off_reread;
   for (const auto& path : off_paths) off_reread.push_back(*read_interval_log_file(path).log);
-  const auto refused = merge_log_files(off_paths, {}, [](const file_merge_result&) {}, [](log_interval&&) {});
+  const auto refused = merge_log_files(
+      off_paths, {}, [](const file_merge_result&) {}, [](log_interval&&) {});
   EXPECT_FALSE(refused);
   EXPECT_EQ(refused.error, merge_logs(off_reread).error);
   for (const auto& path : paths) std::filesystem::remove(path);
@@ -255,8 +256,8 @@ class merge_cli : public testing::Test {
   }
   int run(const std::string& args) {
     const std::string command = std::string("'") + PUNCTUAL_BINARY + "' " + args + " >'" +
-                                (dir_ / "stdout").string() + "' 2>'" +
-                                (dir_ / "stderr").string() + "'";
+                                (dir_ / "stdout").string() + "' 2>'" + (dir_ / "stderr").string() +
+                                "'";
     const int status = std::system(command.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
@@ -273,8 +274,8 @@ class merge_cli : public testing::Test {
 
 TEST_F(merge_cli, merges_and_reports) {
   const std::string out = (dir_ / "merged.hlog").string();
-  ASSERT_EQ(run("merge '" + punctual::test::golden_dir + "three-intervals.hlog' '" + punctual::test::golden_dir +
-                "three-intervals.canonical.hlog' -o '" + out + "'"),
+  ASSERT_EQ(run("merge '" + punctual::test::golden_dir + "three-intervals.hlog' '" +
+                punctual::test::golden_dir + "three-intervals.canonical.hlog' -o '" + out + "'"),
             0);
   EXPECT_EQ(files_in_dir(), 1u);  // no temporary file left behind
   const auto read = read_interval_log_file(out);
@@ -287,7 +288,8 @@ TEST_F(merge_cli, merges_and_reports) {
 
   const std::string json = (dir_ / "report.json").string();
   const std::string hgrm = (dir_ / "report.hgrm").string();
-  ASSERT_EQ(run("report '" + out + "' --unit-ratio 1000 --json '" + json + "' --hgrm '" + hgrm + "'"), 0);
+  ASSERT_EQ(
+      run("report '" + out + "' --unit-ratio 1000 --json '" + json + "' --hgrm '" + hgrm + "'"), 0);
   std::ifstream in(json);
   std::stringstream text;
   text << in.rdbuf();
@@ -304,8 +306,8 @@ TEST_F(merge_cli, misaligned_inputs_fail_without_output) {
     writer.write_header();
     writer.write_interval("", 0.4, 1.0, histogram({1, 3'600'000'000, 3}));
   }
-  EXPECT_EQ(run("merge '" + punctual::test::golden_dir + "three-intervals.hlog' '" + shifted + "' -o '" +
-                (dir_ / "out.hlog").string() + "'"),
+  EXPECT_EQ(run("merge '" + punctual::test::golden_dir + "three-intervals.hlog' '" + shifted +
+                "' -o '" + (dir_ / "out.hlog").string() + "'"),
             2);
   EXPECT_EQ(files_in_dir(), 1u);  // only the input
 }

@@ -129,7 +129,8 @@ TEST(tls_transport, an_untrusted_certificate_fails_verification_with_the_reason)
   auto t = factory->make();
   ASSERT_EQ(set_up(*t, loop, s.target()), setup_status::failed);
   EXPECT_EQ(t->last_failure().kind, failure_kind::tls_verify);
-  EXPECT_NE(t->last_failure().text.find("self-signed"), std::string::npos) << t->last_failure().text;
+  EXPECT_NE(t->last_failure().text.find("self-signed"), std::string::npos)
+      << t->last_failure().text;
 }
 
 TEST(tls_transport, a_server_that_answers_in_plain_http_fails_the_handshake) {

@@ -1,3 +1,5 @@
+#include "punctual/histogram/percentile_text.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -7,7 +9,6 @@
 
 #include "punctual/histogram/interval_log.hpp"
 #include "test_files.hpp"
-#include "punctual/histogram/percentile_text.hpp"
 
 namespace {
 

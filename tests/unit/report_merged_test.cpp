@@ -15,17 +15,17 @@ using punctual::report::shard_report;
 
 ordered_json check_json(const char* name, double figure, double threshold, bool pass,
                         const std::string& note) {
-  return {{"name", name},         {"figure", figure}, {"relation", "<="},
-          {"threshold", threshold}, {"unit", "ns"},   {"level", "gating"},
-          {"pass", pass},         {"note", note}};
+  return {{"name", name}, {"figure", figure},  {"relation", "<="}, {"threshold", threshold},
+          {"unit", "ns"}, {"level", "gating"}, {"pass", pass},     {"note", note}};
 }
 
 shard_report shard_with(std::uint32_t index, std::uint32_t count, ordered_json checks) {
   shard_report s;
   s.name = "shard-" + std::to_string(index) + ".json";
-  s.doc = {{"schedule", {{"shard", {{"index", index}, {"count", count}}},
-                         {"plan_sha256", std::string(64, 'a')},
-                         {"start_at_unix_ns", 5}}},
+  s.doc = {{"schedule",
+            {{"shard", {{"index", index}, {"count", count}}},
+             {"plan_sha256", std::string(64, 'a')},
+             {"start_at_unix_ns", 5}}},
            {"validity", {{"checks", checks}}}};
   return s;
 }

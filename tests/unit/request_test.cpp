@@ -70,16 +70,20 @@ TEST(request, connection_close) {
 }
 
 TEST(request, header_validation) {
-  for (const char* good : {"X-A: b", "X-A:b", "X-Empty:", "X!#$%&'*+-.^_`|~9: v a l u e", "A: tab\there"}) {
+  for (const char* good :
+       {"X-A: b", "X-A:b", "X-Empty:", "X!#$%&'*+-.^_`|~9: v a l u e", "A: tab\there"}) {
     EXPECT_FALSE(validate_header(good)) << good << ": " << validate_header(good).value_or("");
   }
   EXPECT_EQ(validate_header("NoColon").value_or(""),
             "-H 'NoColon': expected 'Name: value', e.g. -H 'Accept: text/html'");
-  EXPECT_EQ(validate_header(": v").value_or(""), "-H ': v': empty header name (expected 'Name: value')");
+  EXPECT_EQ(validate_header(": v").value_or(""),
+            "-H ': v': empty header name (expected 'Name: value')");
   EXPECT_EQ(validate_header("Bad Name: v").value_or(""),
-            "-H 'Bad Name: v': invalid character ' ' in header name (letters, digits and !#$%&'*+-.^_`|~ only)");
-  EXPECT_EQ(validate_header("X: a\r\nInjected: 1").value_or(""),
-            "-H 'X: a\\x0d\\x0aInjected: 1': header value contains CR, LF or another control character");
+            "-H 'Bad Name: v': invalid character ' ' in header name (letters, digits and "
+            "!#$%&'*+-.^_`|~ only)");
+  EXPECT_EQ(
+      validate_header("X: a\r\nInjected: 1").value_or(""),
+      "-H 'X: a\\x0d\\x0aInjected: 1': header value contains CR, LF or another control character");
   EXPECT_TRUE(validate_header(std::string("X: a\0b", 6)));
   EXPECT_TRUE(validate_header("X(y): v"));
 }
@@ -92,8 +96,9 @@ TEST(request, messages_escape_del_and_non_ascii) {
   EXPECT_EQ(validate_header("X\x80: v").value_or(""),
             "-H 'X\\x80: v': invalid character '\\x80' in header name (letters, digits and "
             "!#$%&'*+-.^_`|~ only)");
-  EXPECT_EQ(punctual::http::validate_method("G\xc3\xa9T").value_or(""),
-            "method 'G\\xc3\\xa9T' is not a valid HTTP method (expected a token, e.g. GET or POST)");
+  EXPECT_EQ(
+      punctual::http::validate_method("G\xc3\xa9T").value_or(""),
+      "method 'G\\xc3\\xa9T' is not a valid HTTP method (expected a token, e.g. GET or POST)");
 }
 
 TEST(request, request_validation) {

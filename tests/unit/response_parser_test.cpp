@@ -72,61 +72,83 @@ const std::vector<good_case> good_cases = {
     {"zero_length", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, true, 0},
     {"header_case", "HTTP/1.1 201 Created\r\ncOnTeNt-LeNgTh: 3\r\nX-A: b\r\n\r\nabc", 201, true, 3},
     {"length_ows", "HTTP/1.1 200 OK\r\nContent-Length: \t 4 \t\r\n\r\nabcd", 200, true, 4},
-    {"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+    {"chunked",
+     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
      200, true, 11},
     {"chunked_ext_trailers",
      "HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n"
-     "A;name=value;x=\"q\"\r\n0123456789\r\n1 ; ext\r\nx\r\n0;last\r\nX-Trailer: 1\r\nX-Other: two\r\n\r\n",
+     "A;name=value;x=\"q\"\r\n0123456789\r\n1 ; ext\r\nx\r\n0;last\r\nX-Trailer: 1\r\nX-Other: "
+     "two\r\n\r\n",
      200, true, 11},
-    {"chunked_leading_zeros", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0003\r\nabc\r\n000\r\n\r\n",
-     200, true, 3},
-    {"te_list_chunked_last", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
-     200, true, 2},
-    {"te_two_headers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    {"chunked_leading_zeros",
+     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0003\r\nabc\r\n000\r\n\r\n", 200, true,
+     3},
+    {"te_list_chunked_last",
+     "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n", 200, true,
+     2},
+    {"te_two_headers",
+     "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
      200, true, 0},
-    {"te_not_chunked_last", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nraw bytes", 200, false, 9,
-     false, true},
+    {"te_not_chunked_last", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nraw bytes",
+     200, false, 9, false, true},
     {"http10_close", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, false, 2},
-    {"http10_keep_alive", "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", 200, true, 2},
-    {"connection_close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 200, false, 2},
-    {"connection_list", "HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n", 200, false, 0},
-    {"connection_other", "HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n", 200, true, 0},
-    {"continue_then_ok", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx", 200, true, 1},
+    {"http10_keep_alive",
+     "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", 200, true, 2},
+    {"connection_close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 200,
+     false, 2},
+    {"connection_list",
+     "HTTP/1.1 200 OK\r\nConnection: Upgrade, CLOSE\r\nContent-Length: 0\r\n\r\n", 200, false, 0},
+    {"connection_other", "HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n", 200,
+     true, 0},
+    {"continue_then_ok",
+     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx", 200, true, 1},
     {"two_informational",
-     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\nConnection: close\r\n\r\n"
+     "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\nConnection: "
+     "close\r\n\r\n"
      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n",
      200, true, 1},
     {"no_content", "HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n", 204, true, 0},
-    {"not_modified", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", 304, true, 0},
+    {"not_modified", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", 304, true,
+     0},
     {"head", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 200, true, 0, true},
     {"switching", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n", 101, false, 0},
-    {"close_delimited", "HTTP/1.1 200 OK\r\nServer: x\r\n\r\nuntil the end", 200, false, 13, false, true},
+    {"close_delimited", "HTTP/1.1 200 OK\r\nServer: x\r\n\r\nuntil the end", 200, false, 13, false,
+     true},
     {"close_delimited_empty", "HTTP/1.0 500 Oops\r\n\r\n", 500, false, 0, false, true},
     {"no_reason", "HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n", 404, true, 0},
     {"empty_reason", "HTTP/1.1 503 \r\nContent-Length: 0\r\n\r\n", 503, true, 0},
     {"bare_lf", "HTTP/1.1 200 OK\nContent-Length: 2\nX: y\n\nhi", 200, true, 2},
-    {"obs_text_and_tabs", "HTTP/1.1 200 \xc3\xa9t\xc3\xa9\r\nX-V: a\tb \xff\r\nContent-Length: 0\r\n\r\n", 200, true,
-     0},
+    {"obs_text_and_tabs",
+     "HTTP/1.1 200 \xc3\xa9t\xc3\xa9\r\nX-V: a\tb \xff\r\nContent-Length: 0\r\n\r\n", 200, true, 0},
     {"empty_value", "HTTP/1.1 200 OK\r\nX-Empty:\r\nContent-Length: 0\r\n\r\n", 200, true, 0},
-    {"long_name", "HTTP/1.1 200 OK\r\nX-A-Very-Long-Header-Name-Indeed-Content-Length: x\r\nContent-Length: 0\r\n\r\n",
+    {"long_name",
+     "HTTP/1.1 200 OK\r\nX-A-Very-Long-Header-Name-Indeed-Content-Length: x\r\nContent-Length: "
+     "0\r\n\r\n",
      200, true, 0},
-    {"big_header", "HTTP/1.1 200 OK\r\nX-Big: " + big_value + "\r\nContent-Length: 1\r\n\r\n!", 200, true, 1},
-    {"length_19_digits", "HTTP/1.1 200 OK\r\nContent-Length: 0000000000000000003\r\n\r\nabc", 200, true, 3},
-    {"length_20_digits", "HTTP/1.1 200 OK\r\nContent-Length: 00000000000000000003\r\n\r\nabc", 200, true, 3},
-    {"te_trailing_space", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked \t\r\n\r\n1\r\nz\r\n0\r\n\r\n", 200,
+    {"big_header", "HTTP/1.1 200 OK\r\nX-Big: " + big_value + "\r\nContent-Length: 1\r\n\r\n!", 200,
      true, 1},
+    {"length_19_digits", "HTTP/1.1 200 OK\r\nContent-Length: 0000000000000000003\r\n\r\nabc", 200,
+     true, 3},
+    {"length_20_digits", "HTTP/1.1 200 OK\r\nContent-Length: 00000000000000000003\r\n\r\nabc", 200,
+     true, 3},
+    {"te_trailing_space",
+     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked \t\r\n\r\n1\r\nz\r\n0\r\n\r\n", 200, true, 1},
     {"connection_twice",
-     "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n", 200, false,
-     0},
-    {"huge_length_value", "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n", 200, true, 0},
+     "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n",
+     200, false, 0},
+    {"huge_length_value", "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\n", 200,
+     true, 0},
 };
 
 // huge_length_value never completes: it is checked apart below, so drop it from the table runs.
-bool completes(const good_case& c) { return std::string_view{c.name} != "huge_length_value"; }
+bool completes(const good_case& c) {
+  return std::string_view{c.name} != "huge_length_value";
+}
 
 void check_good(const good_case& c, const std::vector<std::size_t>& cuts, std::string_view how) {
   const outcome got = run(c.bytes, cuts, c.head, c.needs_eof);
-  const outcome want{parse_status::complete, c.bytes.size(), c.code, c.keep_alive, c.body, parse_error::none};
+  const outcome want{parse_status::complete, c.bytes.size(), c.code,
+                     c.keep_alive,           c.body,         parse_error::none};
   EXPECT_EQ(got, want) << c.name << " fed " << how;
 }
 
@@ -141,7 +163,8 @@ TEST(response_parser, head_at_the_limit) {
   const std::string start = "HTTP/1.1 200 OK\r\nX-Pad: ";
   const std::string end = "\r\nContent-Length: 1\r\n\r\n";
   const std::string at_limit =
-      start + std::string(response_parser::max_header_bytes - start.size() - end.size(), 'p') + end + "!";
+      start + std::string(response_parser::max_header_bytes - start.size() - end.size(), 'p') +
+      end + "!";
   const good_case fits{"at_limit", at_limit, 200, true, 1};
   check_good(fits, {}, "whole");
   check_good(fits, {at_limit.size() / 2}, "in halves");
@@ -164,7 +187,8 @@ TEST(response_parser, good_responses_byte_by_byte) {
 TEST(response_parser, good_responses_every_split_point) {
   for (const auto& c : good_cases) {
     if (!completes(c) || c.bytes.size() > 2000) continue;
-    for (std::size_t i = 0; i <= c.bytes.size(); ++i) check_good(c, {i}, "split at " + std::to_string(i));
+    for (std::size_t i = 0; i <= c.bytes.size(); ++i)
+      check_good(c, {i}, "split at " + std::to_string(i));
     for (std::size_t i = 1; i + 1 < c.bytes.size(); i += 3) check_good(c, {i, i + 1}, "in three");
   }
 }
@@ -231,7 +255,8 @@ std::vector<int> run_stream(std::string_view bytes, std::size_t piece) {
 
 TEST(response_parser, pipelined_responses_stay_unconsumed) {
   const std::string first = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
-  const std::string second = "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nno\r\n0\r\n\r\n";
+  const std::string second =
+      "HTTP/1.1 404 Not Found\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nno\r\n0\r\n\r\n";
   const std::string third = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n";
   const std::string all = first + second + third + first;
   response_parser parser;
@@ -273,40 +298,56 @@ const std::vector<bad_case> bad_cases = {
     {"nul_in_reason", "HTTP/1.1 200 O\0K\r\n\r\n"s, parse_error::bad_status_line},
     {"cr_without_lf", "HTTP/1.1 200 OK\rX\r\n\r\n", parse_error::bad_status_line},
     {"space_in_name", "HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n", parse_error::bad_header},
-    {"space_before_colon", "HTTP/1.1 200 OK\r\nContent-Length : 1\r\n\r\nx", parse_error::bad_header},
+    {"space_before_colon", "HTTP/1.1 200 OK\r\nContent-Length : 1\r\n\r\nx",
+     parse_error::bad_header},
     {"empty_name", "HTTP/1.1 200 OK\r\n: x\r\n\r\n", parse_error::bad_header},
     {"obs_fold", "HTTP/1.1 200 OK\r\nX-A: b\r\n c\r\n\r\n", parse_error::bad_header},
     {"nul_in_value", "HTTP/1.1 200 OK\r\nX-A: b\0c\r\n\r\n"s, parse_error::bad_header},
     {"no_colon", "HTTP/1.1 200 OK\r\nJustAName\r\n\r\n", parse_error::bad_header},
     {"header_cr_without_lf", "HTTP/1.1 200 OK\r\nX-A: b\rc\r\n\r\n", parse_error::bad_header},
     {"end_cr_without_lf", "HTTP/1.1 200 OK\r\n\rX", parse_error::bad_header},
-    {"negative_length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", parse_error::bad_content_length},
-    {"plus_length", "HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\nx", parse_error::bad_content_length},
-    {"letters_length", "HTTP/1.1 200 OK\r\nContent-Length: 12a\r\n\r\n", parse_error::bad_content_length},
-    {"empty_length", "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n", parse_error::bad_content_length},
-    {"two_numbers", "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\n", parse_error::bad_content_length},
-    {"list_length", "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello", parse_error::bad_content_length},
+    {"negative_length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+     parse_error::bad_content_length},
+    {"plus_length", "HTTP/1.1 200 OK\r\nContent-Length: +1\r\n\r\nx",
+     parse_error::bad_content_length},
+    {"letters_length", "HTTP/1.1 200 OK\r\nContent-Length: 12a\r\n\r\n",
+     parse_error::bad_content_length},
+    {"empty_length", "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n",
+     parse_error::bad_content_length},
+    {"two_numbers", "HTTP/1.1 200 OK\r\nContent-Length: 1 2\r\n\r\n",
+     parse_error::bad_content_length},
+    {"list_length", "HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello",
+     parse_error::bad_content_length},
     {"overflow_length", "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\n",
      parse_error::bad_content_length},
-    {"very_long_length", "HTTP/1.1 200 OK\r\nContent-Length: 1" + std::string(100, '0') + "\r\n\r\n",
+    {"very_long_length",
+     "HTTP/1.1 200 OK\r\nContent-Length: 1" + std::string(100, '0') + "\r\n\r\n",
      parse_error::bad_content_length},
     {"duplicate_length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
      parse_error::bad_content_length},
-    {"conflicting_length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\ncontent-length: 6\r\n\r\nhello!",
+    {"conflicting_length",
+     "HTTP/1.1 200 OK\r\nContent-Length: 5\r\ncontent-length: 6\r\n\r\nhello!",
      parse_error::bad_content_length},
-    {"te_and_length", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+    {"te_and_length",
+     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
      parse_error::conflicting_framing},
-    {"bad_chunk_size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", parse_error::bad_chunk},
-    {"empty_chunk_size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n", parse_error::bad_chunk},
-    {"negative_chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n", parse_error::bad_chunk},
+    {"bad_chunk_size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+     parse_error::bad_chunk},
+    {"empty_chunk_size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\n",
+     parse_error::bad_chunk},
+    {"negative_chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n",
+     parse_error::bad_chunk},
     {"chunk_overflow", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1ffffffffffffffff\r\n",
      parse_error::bad_chunk},
-    {"chunk_missing_crlf", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n",
+    {"chunk_missing_crlf",
+     "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n",
      parse_error::bad_chunk},
-    {"chunk_cr_then_junk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\rX", parse_error::bad_chunk},
+    {"chunk_cr_then_junk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\rX",
+     parse_error::bad_chunk},
     {"chunk_ext_control", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;a\0\r\nx\r\n"s,
      parse_error::bad_chunk},
-    {"chunk_size_then_junk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1 x\r\n", parse_error::bad_chunk},
+    {"chunk_size_then_junk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1 x\r\n",
+     parse_error::bad_chunk},
     {"chunk_ext_too_long",
      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;" + std::string(70000, 'e') + "\r\n",
      parse_error::bad_chunk},
@@ -337,9 +378,12 @@ TEST(response_parser, every_error_class_at_every_split) {
 TEST(response_parser, eof_errors) {
   EXPECT_EQ(run("", {}, false, true).error, parse_error::closed_before_response);
   EXPECT_EQ(run("HTTP/1.1 200 OK\r\nContent-Le", {}, false, true).error, parse_error::truncated);
-  EXPECT_EQ(run("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel", {}, false, true).error, parse_error::truncated);
-  EXPECT_EQ(run("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", {}, false, true).error,
+  EXPECT_EQ(run("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhel", {}, false, true).error,
             parse_error::truncated);
+  EXPECT_EQ(
+      run("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", {}, false, true)
+          .error,
+      parse_error::truncated);
   EXPECT_EQ(run("HTTP/1.1 100 Continue\r\n\r\n", {}, false, true).error, parse_error::truncated);
   response_parser parser;
   EXPECT_EQ(parser.finish_on_eof(), parse_status::error);
@@ -383,9 +427,11 @@ TEST(response_parser, every_error_has_text) {
 // A needle is looked for in the body only (not the head, not chunk framing), at any split.
 TEST(response_parser, body_needle_at_every_split) {
   const punctual::http::body_needle needle("lo wo");
-  const std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                              "3\r\nhel\r\n4\r\nlo w\r\n4\r\norld\r\n0\r\n\r\n";
-  const std::string framing_only = "HTTP/1.1 200 OK\r\nX-Lo: lo wo\r\nContent-Length: 4\r\n\r\nlo w";
+  const std::string chunked =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nhel\r\n4\r\nlo w\r\n4\r\norld\r\n0\r\n\r\n";
+  const std::string framing_only =
+      "HTTP/1.1 200 OK\r\nX-Lo: lo wo\r\nContent-Length: 4\r\n\r\nlo w";
   for (const auto& [bytes, want] : {std::pair{chunked, true}, std::pair{framing_only, false}}) {
     for (std::size_t cut = 0; cut <= bytes.size(); ++cut) {
       response_parser parser;

@@ -7,16 +7,17 @@
 namespace punctual::cli {
 namespace {
 
+using record::retry_cause;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using record::retry_cause;
 
 TEST(retry_options, retry_on_lists) {
   const auto all = try_parse_retry_on("5xx,429,timeout,reset,connect");
   ASSERT_TRUE(all);
   EXPECT_EQ(*all, 0b11111u);
   EXPECT_EQ(try_parse_retry_on("reset"), 1u << record::index(retry_cause::reset));
-  for (const char* bad : {"", ",", "5xx,", ",5xx", "5xx,,429", "5xx,5xx", "500", "Reset", "5xx 429"}) {
+  for (const char* bad :
+       {"", ",", "5xx,", ",5xx", "5xx,,429", "5xx,5xx", "500", "Reset", "5xx 429"}) {
     EXPECT_FALSE(try_parse_retry_on(bad)) << bad;
   }
 }
@@ -37,7 +38,8 @@ TEST(retry_options, percentages) {
   EXPECT_DOUBLE_EQ(*try_parse_percent("10%"), 0.1);
   EXPECT_DOUBLE_EQ(*try_parse_percent("2.5%"), 0.025);
   EXPECT_DOUBLE_EQ(*try_parse_percent("100%"), 1.0);
-  for (const char* bad : {"", "%", "10", "0%", "-5%", "101%", "nan%", "inf%", " 5%", "5 %", "1e400%"}) {
+  for (const char* bad :
+       {"", "%", "10", "0%", "-5%", "101%", "nan%", "inf%", " 5%", "5 %", "1e400%"}) {
     EXPECT_FALSE(try_parse_percent(bad)) << bad;
   }
 }
@@ -55,7 +57,8 @@ TEST(retry_options, policy_defaults_and_combinations) {
   EXPECT_EQ(p.backoff_base, milliseconds(50));
   EXPECT_EQ(p.backoff_cap, seconds(2));
   EXPECT_LT(p.budget, 0);
-  EXPECT_EQ(describe(p), "up to 3 retries on 5xx,429,reset,connect, backoff exp 50ms..2s with full jitter");
+  EXPECT_EQ(describe(p),
+            "up to 3 retries on 5xx,429,reset,connect, backoff exp 50ms..2s with full jitter");
 }
 
 TEST(retry_options, refuses_inconsistent_policies) {

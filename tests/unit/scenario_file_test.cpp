@@ -168,15 +168,19 @@ TEST(scenario_file, refusals_name_file_line_and_key) {
       {head + "cookies: maybe\n" + one_scenario, "s.yaml:4: cookies:"},
       {head + "csv: users.csv\n" + one_scenario, "s.yaml:4: csv: expected a mapping"},
       {head + "csv: {file: no-such.csv}\n" + one_scenario, "s.yaml:4: file: cannot read"},
-      {head + "csv: {file: x.csv, order: shuffled}\n" + one_scenario, "s.yaml:4: order: 'shuffled' is not"},
-      {head + "connection: shared\n" + one_scenario, "s.yaml:4: connection: 'shared' is not per_user or pool"},
+      {head + "csv: {file: x.csv, order: shuffled}\n" + one_scenario,
+       "s.yaml:4: order: 'shuffled' is not"},
+      {head + "connection: shared\n" + one_scenario,
+       "s.yaml:4: connection: 'shared' is not per_user or pool"},
       {step_with("capture: {id: x}"), "s.yaml:7: capture: expected a mapping"},
-      {step_with("capture: {id: {header: X, json: /a}}"), "s.yaml:7: capture: id: give header or json"},
+      {step_with("capture: {id: {header: X, json: /a}}"),
+       "s.yaml:7: capture: id: give header or json"},
       {step_with("capture: {id: {json: a}}"), "s.yaml:7: json: 'a' is not a JSON Pointer"},
       {step_with("capture: {id: {header: 'X Y'}}"), "s.yaml:7: header: 'X Y' is not a header name"},
       {step_with("capture: {'a b': {header: X}}"), "s.yaml:7: capture: 'a b' is not a name"},
       {step_with("expect_body_contains: ''"), "s.yaml:7: expect_body_contains: the text is empty"},
-      {step_with("expect_body_contains: [ok]"), "s.yaml:7: expect_body_contains: expected a text value"},
+      {step_with("expect_body_contains: [ok]"),
+       "s.yaml:7: expect_body_contains: expected a text value"},
       {step_with("colour: red"), "s.yaml:7: colour: unknown key"},
       {head + "scenarios:\n  - name: a\n    think: 1s\n    steps: [{name: s, path: /}]\n",
        "s.yaml:6: think: unknown key"},
@@ -297,7 +301,8 @@ TEST(scenario_file, at_most_200_names) {
   };
   EXPECT_EQ(parse_scenario(steps(199), "s").step_count(), 199u);
   // Step 200 is the 201st name, on line 7 + 199.
-  EXPECT_EQ(scenario_error_of(steps(200)).rfind("s.yaml:206: scenarios: more than 200 names", 0), 0u)
+  EXPECT_EQ(scenario_error_of(steps(200)).rfind("s.yaml:206: scenarios: more than 200 names", 0),
+            0u)
       << scenario_error_of(steps(200));
 
   const auto scenarios = [](int n) {
@@ -308,7 +313,8 @@ TEST(scenario_file, at_most_200_names) {
     return text;
   };
   EXPECT_EQ(parse_scenario(scenarios(100), "s").step_count(), 100u);
-  EXPECT_EQ(scenario_error_of(scenarios(101)).rfind("s.yaml:105: scenarios: more than 200 names", 0), 0u)
+  EXPECT_EQ(
+      scenario_error_of(scenarios(101)).rfind("s.yaml:105: scenarios: more than 200 names", 0), 0u)
       << scenario_error_of(scenarios(101));
 }
 
@@ -316,10 +322,12 @@ TEST(scenario_file, at_most_200_names) {
 // over 1 MiB.
 TEST(scenario_file, alias_bombs_and_huge_files_are_refused) {
   const std::string bomb = test::alias_bomb();
-  EXPECT_EQ(scenario_error_of(bomb).rfind("s.yaml:1: yaml: anchors and aliases", 0), 0u) << scenario_error_of(bomb);
+  EXPECT_EQ(scenario_error_of(bomb).rfind("s.yaml:1: yaml: anchors and aliases", 0), 0u)
+      << scenario_error_of(bomb);
   const std::string huge = head + "scenarios:\n  - {name: a, steps: [{name: s, path: /, body: '" +
                            std::string(1 << 20, 'x') + "'}]}\n";
-  EXPECT_EQ(scenario_error_of(huge).rfind("s.yaml:1: file: larger than 1 MiB", 0), 0u) << scenario_error_of(huge);
+  EXPECT_EQ(scenario_error_of(huge).rfind("s.yaml:1: file: larger than 1 MiB", 0), 0u)
+      << scenario_error_of(huge);
 }
 
 TEST(scenario_file, a_missing_file_is_named) {

@@ -107,10 +107,12 @@ TEST(request_mix, at_most_200_names) {
 // over 1 MiB.
 TEST(request_mix, alias_bombs_and_huge_files_are_refused) {
   const std::string bomb = test::alias_bomb();
-  EXPECT_EQ(mix_error_of(bomb).rfind("mix.yaml:1: yaml: anchors and aliases", 0), 0u) << mix_error_of(bomb);
+  EXPECT_EQ(mix_error_of(bomb).rfind("mix.yaml:1: yaml: anchors and aliases", 0), 0u)
+      << mix_error_of(bomb);
   const std::string huge =
       "requests:\n  - {name: a, path: /, body: '" + std::string(1 << 20, 'x') + "'}\n";
-  EXPECT_EQ(mix_error_of(huge).rfind("mix.yaml:1: file: larger than 1 MiB", 0), 0u) << mix_error_of(huge);
+  EXPECT_EQ(mix_error_of(huge).rfind("mix.yaml:1: file: larger than 1 MiB", 0), 0u)
+      << mix_error_of(huge);
 }
 
 TEST(request_mix, a_missing_file_is_named) {

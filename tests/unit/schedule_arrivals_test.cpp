@@ -30,9 +30,15 @@ struct rational_rate {
   double value;
   std::uint64_t num, den;
 };
-const rational_rate rates[] = {{3, 3, 1},          {7, 7, 1},          {1500, 1500, 1},
-                               {2000, 2000, 1},    {1.5, 3, 2},        {0.1, 1, 10},
-                               {2500, 2500, 1},    {1234.5, 12345, 10}, {33.3333, 333333, 10000},
+const rational_rate rates[] = {{3, 3, 1},
+                               {7, 7, 1},
+                               {1500, 1500, 1},
+                               {2000, 2000, 1},
+                               {1.5, 3, 2},
+                               {0.1, 1, 10},
+                               {2500, 2500, 1},
+                               {1234.5, 12345, 10},
+                               {33.3333, 333333, 10000},
                                {999999937, 999999937, 1}};
 
 TEST(ConstantGrid, ExactAtIndexOneBillion) {
@@ -60,7 +66,8 @@ TEST(ConstantGrid, ExactForEveryEarlyIndex) {
 TEST(ConstantGrid, CountBeforeMatchesBruteForce) {
   for (const auto& r : {3.0, 7.0, 1.5, 2000.0, 33.3333}) {
     const constant_grid grid(r);
-    for (const std::int64_t end : {0LL, 1LL, 333333333LL, 333333334LL, 1000000000LL, 4321987654LL}) {
+    for (const std::int64_t end :
+         {0LL, 1LL, 333333333LL, 333333334LL, 1000000000LL, 4321987654LL}) {
       std::uint64_t n = 0;
       while (grid.offset(n).count() < end) ++n;
       EXPECT_EQ(grid.count_before(std::chrono::nanoseconds{end}), n) << r << " end " << end;
@@ -81,7 +88,8 @@ plan make_plan(arrival_kind kind, double rate, std::chrono::nanoseconds duration
 }
 
 bool same(const std::vector<entry>& a, const std::vector<entry>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](const entry& x, const entry& y) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](const entry& x, const entry& y) {
            return x.index == y.index && x.offset == y.offset && x.warmup == y.warmup;
          });
 }
@@ -101,7 +109,8 @@ std::vector<entry> union_of(plan p, std::uint32_t shards, std::uint32_t workers)
       }
     }
   }
-  std::sort(all.begin(), all.end(), [](const entry& a, const entry& b) { return a.index < b.index; });
+  std::sort(all.begin(), all.end(),
+            [](const entry& a, const entry& b) { return a.index < b.index; });
   return all;
 }
 
@@ -119,7 +128,8 @@ TEST(WorkerStream, ReachesIndexOneBillionExactly) {
   // One shard of a billion: its stream strides straight to i = 1e9, 2e9.
   for (const auto& r : rates) {
     if (r.value < 1) continue;
-    plan p = make_plan(arrival_kind::constant, r.value, std::chrono::nanoseconds{exact_offset(2000000001, r.num, r.den)});
+    plan p = make_plan(arrival_kind::constant, r.value,
+                       std::chrono::nanoseconds{exact_offset(2000000001, r.num, r.den)});
     p.shards = 1000000000;
     const auto got = drain(worker_stream(p, 0));
     ASSERT_EQ(got.size(), 3u) << r.value;
@@ -155,7 +165,8 @@ TEST(WorkerStream, WholeShardIsTheUnionOfItsWorkers) {
     const auto mine = drain(worker_stream(p, w));
     merged.insert(merged.end(), mine.begin(), mine.end());
   }
-  std::sort(merged.begin(), merged.end(), [](const entry& a, const entry& b) { return a.index < b.index; });
+  std::sort(merged.begin(), merged.end(),
+            [](const entry& a, const entry& b) { return a.index < b.index; });
   EXPECT_TRUE(same(merged, shard));
   for (const auto& e : shard) EXPECT_EQ(e.index % 3, 1u);
 }
@@ -228,7 +239,8 @@ TEST(Counts, ClosedFormMatchesEnumeration) {
           counts total{};
           for (std::uint32_t w = 0; w < workers; ++w) {
             counts expected{};
-            for (const auto& e : drain(worker_stream(p, w))) ++(e.warmup ? expected.warmup : expected.planned);
+            for (const auto& e : drain(worker_stream(p, w)))
+              ++(e.warmup ? expected.warmup : expected.planned);
             const counts got = count_requests(p, w);
             EXPECT_EQ(got.warmup, expected.warmup);
             EXPECT_EQ(got.planned, expected.planned);
@@ -291,13 +303,19 @@ TEST(Describe, NamesArrivalAndRate) {
 TEST(Validate, AcceptsGoodPlansAndNamesTheProblem) {
   EXPECT_FALSE(validate(make_plan(arrival_kind::constant, 2000, 1s)));
   auto message = [](plan p) { return validate(p).value_or("<ok>"); };
-  EXPECT_EQ(message(make_plan(arrival_kind::constant, 0, 1s)), "rate must be > 0 and finite, got 0");
-  EXPECT_EQ(message(make_plan(arrival_kind::constant, -5, 1s)), "rate must be > 0 and finite, got -5");
-  EXPECT_EQ(message(make_plan(arrival_kind::constant, INFINITY, 1s)), "rate must be > 0 and finite, got inf");
-  EXPECT_EQ(message(make_plan(arrival_kind::constant, NAN, 1s)).rfind("rate must be > 0 and finite", 0), 0u);
+  EXPECT_EQ(message(make_plan(arrival_kind::constant, 0, 1s)),
+            "rate must be > 0 and finite, got 0");
+  EXPECT_EQ(message(make_plan(arrival_kind::constant, -5, 1s)),
+            "rate must be > 0 and finite, got -5");
+  EXPECT_EQ(message(make_plan(arrival_kind::constant, INFINITY, 1s)),
+            "rate must be > 0 and finite, got inf");
+  EXPECT_EQ(
+      message(make_plan(arrival_kind::constant, NAN, 1s)).rfind("rate must be > 0 and finite", 0),
+      0u);
   EXPECT_EQ(message(make_plan(arrival_kind::constant, 2e9, 1s)),
             "rate must be at most 1e9 req/s (one per ns), got 2000000000");
-  EXPECT_EQ(message(make_plan(arrival_kind::constant, 1e-9, 1s)), "rate must be at least 1e-06 req/s, got 0.000000001");
+  EXPECT_EQ(message(make_plan(arrival_kind::constant, 1e-9, 1s)),
+            "rate must be at least 1e-06 req/s, got 0.000000001");
   EXPECT_EQ(message(make_plan(arrival_kind::constant, 10, 0s)), "duration must be > 0");
   EXPECT_EQ(message(make_plan(arrival_kind::constant, 10, 1s, 1, 0, 0)), "workers must be >= 1");
   EXPECT_EQ(message(make_plan(arrival_kind::constant, 10, 1s, 0, 0, 1)), "shards must be >= 1");
@@ -309,7 +327,8 @@ TEST(Validate, AcceptsGoodPlansAndNamesTheProblem) {
   w.warmup = std::chrono::nanoseconds{max_window_ns};
   EXPECT_EQ(message(w).rfind("warm-up + duration is too long", 0), 0u);
   EXPECT_THROW(worker_stream(make_plan(arrival_kind::constant, 0, 1s), 0), std::invalid_argument);
-  EXPECT_THROW(worker_stream(make_plan(arrival_kind::constant, 10, 1s, 1, 0, 2), 2), std::invalid_argument);
+  EXPECT_THROW(worker_stream(make_plan(arrival_kind::constant, 10, 1s, 1, 0, 2), 2),
+               std::invalid_argument);
   EXPECT_THROW(count_requests(make_plan(arrival_kind::constant, 10, 1s), 1), std::invalid_argument);
 }
 

@@ -80,7 +80,8 @@ TEST(Xoshiro256ss, SeededThroughSplitMixMatchesIndependentTranscription) {
   for (const std::uint64_t seed : {0ULL, 1ULL, 42ULL, 0xdeadbeefULL, ~0ULL}) {
     xoshiro256ss g(seed);
     reference_generator r(seed);
-    for (int i = 0; i < 1000; ++i) ASSERT_EQ(g.next(), r.next()) << "seed " << seed << " draw " << i;
+    for (int i = 0; i < 1000; ++i)
+      ASSERT_EQ(g.next(), r.next()) << "seed " << seed << " draw " << i;
   }
   // Seed 42 through SplitMix64, as published by other independent implementations.
   xoshiro256ss g(42);

@@ -56,7 +56,8 @@ TEST(ParseStages, OneLineErrors) {
             "stage 2 \"30x:5000\": bad duration \"30x\" (expected e.g. 30s, 500ms, 2m)");
   EXPECT_EQ(parse_error("0s:100"), "stage 1 \"0s:100\": the duration must be > 0");
   EXPECT_EQ(parse_error("10s:-5"),
-            "stage 1 \"10s:-5\": bad rate \"-5\" (expected requests per second >= 0 and <= 1e9, e.g. 100, 2.5k, 1M)");
+            "stage 1 \"10s:-5\": bad rate \"-5\" (expected requests per second >= 0 and <= 1e9, "
+            "e.g. 100, 2.5k, 1M)");
   EXPECT_NE(parse_error("10s:abc").find("bad rate \"abc\""), std::string::npos);
   EXPECT_NE(parse_error("10s:2e3").find("bad rate"), std::string::npos);
   EXPECT_NE(parse_error("10s:inf").find("bad rate"), std::string::npos);
@@ -113,8 +114,8 @@ TEST(Ramps, FlatStageEqualsTheConstantFormula) {
     const auto all = drain(p);
     ASSERT_EQ(all.size(), static_cast<std::size_t>(rate * 10)) << rate;
     for (const auto& e : all) {
-      const auto exact = static_cast<std::int64_t>(static_cast<unsigned __int128>(e.index) * 1000000000 /
-                                                   static_cast<std::uint64_t>(rate));
+      const auto exact = static_cast<std::int64_t>(static_cast<unsigned __int128>(e.index) *
+                                                   1000000000 / static_cast<std::uint64_t>(rate));
       ASSERT_EQ(e.offset.count(), exact) << rate << " i=" << e.index;
     }
   }
@@ -127,7 +128,8 @@ TEST(Ramps, LinearRampFollowsTheInverseIntegral) {
   ASSERT_EQ(all.size(), 5000u);
   for (const auto& e : all) {
     const long double t = std::sqrt(static_cast<long double>(e.index) / 50.0L) * 1e9L;
-    ASSERT_NEAR(static_cast<double>(e.offset.count()), static_cast<double>(std::floor(t)), 1.0) << e.index;
+    ASSERT_NEAR(static_cast<double>(e.offset.count()), static_cast<double>(std::floor(t)), 1.0)
+        << e.index;
   }
   // A falling ramp: 1000 -> 0 over 10 s, L(t) = 1000 t - 50 t^2.
   const plan down = ramp_plan(arrival_kind::constant, "10s:0", 20s, 1000);
@@ -136,7 +138,8 @@ TEST(Ramps, LinearRampFollowsTheInverseIntegral) {
   for (const auto& e : falling) {
     const long double i = e.index;
     const long double t = (1000.0L - std::sqrt(1000.0L * 1000.0L - 200.0L * i)) / 100.0L * 1e9L;
-    ASSERT_NEAR(static_cast<double>(e.offset.count()), static_cast<double>(std::floor(t)), 1.0) << e.index;
+    ASSERT_NEAR(static_cast<double>(e.offset.count()), static_cast<double>(std::floor(t)), 1.0)
+        << e.index;
   }
   EXPECT_LT(falling.back().offset, 10s);
 }
@@ -152,8 +155,8 @@ TEST(Ramps, CountIsTheIntegralOfTheRate) {
       {"10s:100,30s:5000,10s:5000", 0, 50s, 10 * 50 + 30 * 2550 + 10 * 5000},
       {"10s:100,30s:5000,10s:5000", 100, 50s, 10 * 100 + 30 * 2550 + 10 * 5000},
       {"1s:333,2s:7", 0, 3s, 166.5 + 340},
-      {"10s:100", 0, 15s, 500 + 500},  // the last rate holds after the stages
-      {"5s:0,5s:100", 0, 10s, 250},     // a pause, then a ramp
+      {"10s:100", 0, 15s, 500 + 500},      // the last rate holds after the stages
+      {"5s:0,5s:100", 0, 10s, 250},        // a pause, then a ramp
       {"2s:100,2s:0", 0, 10s, 100 + 100},  // nothing after the rate returns to 0
   };
   for (const auto& ex : examples) {
@@ -182,7 +185,8 @@ TEST(Ramps, PoissonCountIsTheIntegralWithinNoise) {
     EXPECT_NEAR(static_cast<double>(all.size()), integral, 5 * std::sqrt(integral));
     total += static_cast<double>(all.size());
     // Arrivals thin out where the rate is low: the first 10 s hold ~500 of them.
-    const auto early = std::count_if(all.begin(), all.end(), [](const entry& e) { return e.offset < 10s; });
+    const auto early =
+        std::count_if(all.begin(), all.end(), [](const entry& e) { return e.offset < 10s; });
     EXPECT_NEAR(static_cast<double>(early), 500, 5 * std::sqrt(500.0));
   }
   EXPECT_NEAR(total / 3, integral, 5 * std::sqrt(integral / 3));
@@ -207,7 +211,8 @@ TEST(Ramps, UnionOverShardsAndWorkersIsTheSingleSchedule) {
             all.insert(all.end(), mine.begin(), mine.end());
           }
         }
-        std::sort(all.begin(), all.end(), [](const entry& a, const entry& b) { return a.index < b.index; });
+        std::sort(all.begin(), all.end(),
+                  [](const entry& a, const entry& b) { return a.index < b.index; });
         ASSERT_EQ(all.size(), single.size()) << shards << "x" << workers;
         for (std::size_t i = 0; i < all.size(); ++i) {
           ASSERT_EQ(all[i].index, single[i].index);

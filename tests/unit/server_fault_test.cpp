@@ -2,8 +2,6 @@
 // sockets with every request faulted (fraction 1.0).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-
-#include "server_test_support.hpp"
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -16,14 +14,15 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <thread>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/fault.hpp"
 #include "server/fault_picker.hpp"
 #include "server/server.hpp"
+#include "server_test_support.hpp"
 
 namespace punctual::server {
 namespace {
@@ -33,7 +32,8 @@ using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 using test_support::get;
-const std::string ok_response = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\n";
+const std::string ok_response =
+    "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\n";
 
 enum class ending { eof, reset, timeout };
 
@@ -122,19 +122,18 @@ received answer_to_one_get(const std::string& fault, milliseconds quiet = 2000ms
 // ---- parsing and drawing -----------------------------------------------------------------
 
 TEST(fault, parses_every_kind_and_refuses_bad_specs) {
-  const std::map<std::string, fault_kind> kinds = {
-      {"reset", fault_kind::reset},
-      {"garbage", fault_kind::garbage},
-      {"close-delimited", fault_kind::close_delimited},
-      {"huge-headers", fault_kind::huge_headers},
-      {"trickle", fault_kind::trickle},
-      {"continue", fault_kind::continue_},
-      {"chunked", fault_kind::chunked},
-      {"http10", fault_kind::http10},
-      {"close-after", fault_kind::close_after},
-      {"never", fault_kind::never},
-      {"503", fault_kind::unavailable},
-      {"429", fault_kind::too_many}};
+  const std::map<std::string, fault_kind> kinds = {{"reset", fault_kind::reset},
+                                                   {"garbage", fault_kind::garbage},
+                                                   {"close-delimited", fault_kind::close_delimited},
+                                                   {"huge-headers", fault_kind::huge_headers},
+                                                   {"trickle", fault_kind::trickle},
+                                                   {"continue", fault_kind::continue_},
+                                                   {"chunked", fault_kind::chunked},
+                                                   {"http10", fault_kind::http10},
+                                                   {"close-after", fault_kind::close_after},
+                                                   {"never", fault_kind::never},
+                                                   {"503", fault_kind::unavailable},
+                                                   {"429", fault_kind::too_many}};
   for (const auto& [name, kind] : kinds) {
     const fault_spec f = parse_fault(name + ":0.25");
     EXPECT_EQ(f.kind, kind) << name;
@@ -144,17 +143,17 @@ TEST(fault, parses_every_kind_and_refuses_bad_specs) {
   const fault_spec r = parse_fault("reset=17:1");
   EXPECT_EQ(r.reset_after_bytes, 17u);
   EXPECT_DOUBLE_EQ(r.fraction, 1.0);
-  for (const char* bad : {"reset", "reset:", "reset:1.5", "reset:-0.1", "reset:abc", "nope:0.1",
-                          "garbage=3:0.1", "reset=:0.1", "reset=x:0.1", ":0.1", "reset:0.1x",
-                          "reset:nan"}) {
+  for (const char* bad :
+       {"reset", "reset:", "reset:1.5", "reset:-0.1", "reset:abc", "nope:0.1", "garbage=3:0.1",
+        "reset=:0.1", "reset=x:0.1", ":0.1", "reset:0.1x", "reset:nan"}) {
     EXPECT_THROW(parse_fault(bad), std::invalid_argument) << bad;
   }
   EXPECT_THROW(validate_faults({parse_fault("reset:0.6"), parse_fault("garbage:0.5")}),
                std::invalid_argument);
   EXPECT_THROW(validate_faults({parse_fault("reset:0.1"), parse_fault("reset=3:0.1")}),
                std::invalid_argument);
-  EXPECT_NO_THROW(validate_faults({parse_fault("reset:0.1"), parse_fault("garbage:0.2"),
-                                   parse_fault("never:0.7")}));
+  EXPECT_NO_THROW(validate_faults(
+      {parse_fault("reset:0.1"), parse_fault("garbage:0.2"), parse_fault("never:0.7")}));
   server_config config;
   config.faults = {fault_spec{fault_kind::reset, 0.7, 0}, fault_spec{fault_kind::never, 0.7, 0}};
   EXPECT_THROW(server{config}, std::invalid_argument);
@@ -215,7 +214,8 @@ TEST(server_fault, close_delimited_has_no_framing_and_ends_with_close) {
 
 TEST(server_fault, http10_has_a_length_and_closes) {
   const received r = answer_to_one_get("http10:1");
-  EXPECT_EQ(r.bytes, "HTTP/1.0 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\n");
+  EXPECT_EQ(r.bytes,
+            "HTTP/1.0 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\n");
   EXPECT_EQ(r.how, ending::eof);
 }
 
@@ -292,7 +292,8 @@ TEST(server_fault, trickle_writes_one_body_byte_every_100ms) {
   faulty_server s("trickle:1");
   raw_client c(s.port);
   ASSERT_TRUE(c.send(get));
-  const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\n";
+  const std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\n";
   const received r = c.read(400ms, head.size() + 5);
   ASSERT_EQ(r.bytes, head + "slow\n");
   const milliseconds head_at = r.byte_times[head.size() - 1];

@@ -3,9 +3,6 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-
-#include "net/clock.hpp"
-#include "server_test_support.hpp"
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -22,8 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "net/clock.hpp"
 #include "server/request_reader.hpp"
 #include "server/service_time.hpp"
+#include "server_test_support.hpp"
 
 namespace punctual::server {
 namespace {
@@ -363,7 +362,9 @@ TEST(server, a_stall_holds_every_answer_until_its_logged_end) {
   // Both clocks describe the same instants: each pair is offset as a mapping taken near it is.
   // (Not the two spans against each other: a host that slews the wall clock, 5 ms a second on
   // one of these VMs, moves a 300 ms span by 1.5 ms.)
-  const auto offset = [](const punctual::net::clock_mapping& m) { return static_cast<double>((m.unix - m.mono).count()); };
+  const auto offset = [](const punctual::net::clock_mapping& m) {
+    return static_cast<double>((m.unix - m.mono).count());
+  };
   EXPECT_NEAR(static_cast<double>(s.start_unix_ns - s.start_mono_ns), offset(in_stall), 1e6);
   EXPECT_NEAR(static_cast<double>(s.end_unix_ns - s.end_mono_ns), offset(after_stall), 1e6);
 

@@ -3,8 +3,6 @@
 // test instead of hanging it.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
-
-#include "server_test_support.hpp"
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -33,6 +31,7 @@
 #include "server/responses.hpp"
 #include "server/server.hpp"
 #include "server/tls.hpp"
+#include "server_test_support.hpp"
 
 namespace punctual::server {
 namespace {

@@ -45,7 +45,8 @@ TEST(url, good_urls) {
     EXPECT_EQ(r.value->port, c.port) << c.text;
     EXPECT_EQ(r.value->path_and_query, c.path_and_query) << c.text;
     EXPECT_EQ(r.value->is_ipv6_literal, c.ipv6) << c.text;
-    EXPECT_EQ(r.value->tls, c.text.rfind("http://", 0) != 0 && c.text.rfind("HTTP://", 0) != 0) << c.text;
+    EXPECT_EQ(r.value->tls, c.text.rfind("http://", 0) != 0 && c.text.rfind("HTTP://", 0) != 0)
+        << c.text;
   }
 }
 
@@ -69,39 +70,66 @@ TEST(url, bad_urls_say_what_was_expected) {
       {"example.com:8080/",
        "target 'example.com:8080/': no scheme (expected http[s]://host[:port][/path]; did you mean "
        "'http://example.com:8080/'?)"},
-      {"localhost", "target 'localhost': no scheme (expected http[s]://host[:port][/path]; did you mean 'http://localhost'?)"},
-      {"ftp://example.com/", "target 'ftp://example.com/': unsupported scheme 'ftp' (expected http[s]://host[:port][/path])"},
+      {"localhost",
+       "target 'localhost': no scheme (expected http[s]://host[:port][/path]; did you mean "
+       "'http://localhost'?)"},
+      {"ftp://example.com/",
+       "target 'ftp://example.com/': unsupported scheme 'ftp' (expected "
+       "http[s]://host[:port][/path])"},
       {"http://", "target 'http://': empty host (expected http[s]://host[:port][/path])"},
       {"http:///path", "target 'http:///path': empty host (expected http[s]://host[:port][/path])"},
-      {"http://:8080/", "target 'http://:8080/': empty host (expected http[s]://host[:port][/path])"},
+      {"http://:8080/",
+       "target 'http://:8080/': empty host (expected http[s]://host[:port][/path])"},
       {"http://user:pw@example.com/",
-       "target 'http://user:pw@example.com/': user info ('user@') is not supported in the URL (expected "
+       "target 'http://user:pw@example.com/': user info ('user@') is not supported in the URL "
+       "(expected "
        "http[s]://host[:port][/path]; send credentials with -H 'Authorization: ...')"},
       {"http://h:0/", "target 'http://h:0/': port '0' is not a number in 1..65535"},
       {"http://h:65536/", "target 'http://h:65536/': port '65536' is not a number in 1..65535"},
-      {"http://h:99999999999/", "target 'http://h:99999999999/': port '99999999999' is not a number in 1..65535"},
+      {"http://h:99999999999/",
+       "target 'http://h:99999999999/': port '99999999999' is not a number in 1..65535"},
       {"http://h:8o/", "target 'http://h:8o/': port '8o' is not a number in 1..65535"},
       {"http://h:-1/", "target 'http://h:-1/': port '-1' is not a number in 1..65535"},
       {"http://h:/", "target 'http://h:/': empty port after ':' (expected a number in 1..65535)"},
-      {"http://a b/", "target 'http://a b/': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
-      {"http://h/a\nb", "target 'http://h/a\\x0ab': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
-      {"http://h/a\x7f", "target 'http://h/a\\x7f': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
+      {"http://a b/",
+       "target 'http://a b/': contains a space, control or non-ASCII byte (percent-encode it, e.g. "
+       "%20)"},
+      {"http://h/a\nb",
+       "target 'http://h/a\\x0ab': contains a space, control or non-ASCII byte (percent-encode it, "
+       "e.g. %20)"},
+      {"http://h/a\x7f",
+       "target 'http://h/a\\x7f': contains a space, control or non-ASCII byte (percent-encode it, "
+       "e.g. %20)"},
       {"http://h/caf\xc3\xa9",
-       "target 'http://h/caf\\xc3\\xa9': contains a space, control or non-ASCII byte (percent-encode it, e.g. %20)"},
-      {"http://[::1/", "target 'http://[::1/': unterminated IPv6 literal (expected http://[::1]:8080/)"},
-      {"http://[::1]x/", "target 'http://[::1]x/': unexpected text after the IPv6 literal (expected http://[::1]:8080/)"},
-      {"http://[zz::1]/", "target 'http://[zz::1]/': 'zz::1' is not a valid IPv6 address (expected e.g. http://[::1]:8080/)"},
-      {"http://[]/", "target 'http://[]/': '' is not a valid IPv6 address (expected e.g. http://[::1]:8080/)"},
-      {"http://[fe80::1%25eth0]/", "target 'http://[fe80::1%25eth0]/': IPv6 zone identifiers are not supported"},
-      {"http://::1/", "target 'http://::1/': too many ':' in host (IPv6 literals need brackets, e.g. http://[::1]:8080/)"},
+       "target 'http://h/caf\\xc3\\xa9': contains a space, control or non-ASCII byte "
+       "(percent-encode it, e.g. %20)"},
+      {"http://[::1/",
+       "target 'http://[::1/': unterminated IPv6 literal (expected http://[::1]:8080/)"},
+      {"http://[::1]x/",
+       "target 'http://[::1]x/': unexpected text after the IPv6 literal (expected "
+       "http://[::1]:8080/)"},
+      {"http://[zz::1]/",
+       "target 'http://[zz::1]/': 'zz::1' is not a valid IPv6 address (expected e.g. "
+       "http://[::1]:8080/)"},
+      {"http://[]/",
+       "target 'http://[]/': '' is not a valid IPv6 address (expected e.g. http://[::1]:8080/)"},
+      {"http://[fe80::1%25eth0]/",
+       "target 'http://[fe80::1%25eth0]/': IPv6 zone identifiers are not supported"},
+      {"http://::1/",
+       "target 'http://::1/': too many ':' in host (IPv6 literals need brackets, e.g. "
+       "http://[::1]:8080/)"},
       {"http://999.1.1.1/",
-       "target 'http://999.1.1.1/': '999.1.1.1' is not a valid IPv4 address (expected four numbers 0..255, e.g. "
+       "target 'http://999.1.1.1/': '999.1.1.1' is not a valid IPv4 address (expected four numbers "
+       "0..255, e.g. "
        "127.0.0.1)"},
       {"http://exa!mple.com/",
-       "target 'http://exa!mple.com/': invalid character '!' in host (expected http[s]://host[:port][/path])"},
+       "target 'http://exa!mple.com/': invalid character '!' in host (expected "
+       "http[s]://host[:port][/path])"},
       {"http://" + std::string(254, 'a') + "/",
        "target 'http://" + std::string(254, 'a') + "/': host name is longer than 253 characters"},
-      {"://x", "target '://x': no scheme (expected http[s]://host[:port][/path]; did you mean 'http://://x'?)"},
+      {"://x",
+       "target '://x': no scheme (expected http[s]://host[:port][/path]; did you mean "
+       "'http://://x'?)"},
   };
   ASSERT_GE(cases.size(), 15u);
   for (const auto& c : cases) {

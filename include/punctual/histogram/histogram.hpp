@@ -117,7 +117,7 @@ class histogram {
 
   // Private helpers (added by the histogram implementation; not part of the public contract).
   static constexpr std::int32_t empty_min_index = 0x7fffffff;  // min_index_ while empty
-  std::int32_t leading_zero_count_base_ = 0;                    // 64 - unit_magnitude - m
+  std::int32_t leading_zero_count_base_ = 0;                   // 64 - unit_magnitude - m
   std::int32_t bucket_index_of(std::int64_t value) const noexcept;
   std::int32_t index_of_non_negative(std::int64_t value) const noexcept;
   std::int64_t clamp_value(std::int64_t value, std::int64_t count) noexcept;
@@ -130,13 +130,15 @@ class histogram {
 // record() is the per-response hot path: defined here so callers inline it (no call, no
 // allocation, one predictable branch for the over-range case).
 inline std::int32_t histogram::bucket_index_of(std::int64_t value) const noexcept {
-  return leading_zero_count_base_ - __builtin_clzll(static_cast<std::uint64_t>(value | sub_bucket_mask_));
+  return leading_zero_count_base_ -
+         __builtin_clzll(static_cast<std::uint64_t>(value | sub_bucket_mask_));
 }
 
 inline std::int32_t histogram::index_of_non_negative(std::int64_t value) const noexcept {
   const std::int32_t bucket = bucket_index_of(value);
   const auto sub_bucket = static_cast<std::int32_t>(value >> (bucket + unit_magnitude_));
-  return ((bucket + 1) << (sub_bucket_count_magnitude_ - 1)) + (sub_bucket - sub_bucket_half_count_);
+  return ((bucket + 1) << (sub_bucket_count_magnitude_ - 1)) +
+         (sub_bucket - sub_bucket_half_count_);
 }
 
 inline std::int64_t histogram::clamp_value(std::int64_t value, std::int64_t count) noexcept {
@@ -153,8 +155,10 @@ inline void histogram::add_at_index(std::int32_t index, std::int64_t count) noex
   total_stale_ = true;
   // Branches, not conditional moves: they are almost never taken once the range is known, and
   // an unconditional store would chain every record() to the previous one through memory.
-  if (index < min_index_) [[unlikely]] min_index_ = index;
-  if (index > max_index_) [[unlikely]] max_index_ = index;
+  if (index < min_index_) [[unlikely]]
+    min_index_ = index;
+  if (index > max_index_) [[unlikely]]
+    max_index_ = index;
 }
 
 inline void histogram::prefetch(std::int64_t value) const noexcept {

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <istream>
 #include <functional>
+#include <istream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -49,7 +49,7 @@ class interval_log_writer {
 std::string java_utc_date_text(double unix_seconds);
 
 struct log_interval {
-  std::string tag;  // empty: untagged
+  std::string tag;                // empty: untagged
   double start_unix_seconds = 0;  // absolute: start field + base time
   double length_seconds = 0;
   double max_column = 0;  // informational, as written (its unit ratio is not recorded)
@@ -63,7 +63,7 @@ struct interval_log {
   double base_time_unix_seconds = 0;
   bool has_start_time_line = false;
   bool has_base_time_line = false;
-  std::vector<std::string> comments;  // text after '#', other than the recognised lines
+  std::vector<std::string> comments;    // text after '#', other than the recognised lines
   std::vector<log_interval> intervals;  // in file order
 };
 
@@ -84,8 +84,7 @@ struct log_read_result {
 // Never throws on bad input (std::bad_alloc aside); every failure names the line.
 log_read_result read_interval_log(std::string_view text, const log_read_limits& limits = {});
 log_read_result read_interval_log(std::istream& in, const log_read_limits& limits = {});
-log_read_result read_interval_log_file(const std::string& path,
-                                       const log_read_limits& limits = {});
+log_read_result read_interval_log_file(const std::string& path, const log_read_limits& limits = {});
 
 // The same reading, one interval at a time: each is handed to `on_interval`, with the header as
 // read so far, and not kept, so memory stays one histogram however long the log (the total-slot

@@ -48,11 +48,11 @@ merge_result merge_logs(std::span<const interval_log> logs, const merge_options&
 // merged intervals' non-empty slots. Memory is the merged intervals' used slots, however long
 // the logs; merge_logs holds every decoded interval (~270 KB each in punctual's layout).
 struct file_merge_result {
-  std::string error;       // empty on success
-  bool read_error = false;  // the error is a file's (it names the file and the line)
+  std::string error;                   // empty on success
+  bool read_error = false;             // the error is a file's (it names the file and the line)
   double start_time_unix_seconds = 0;  // the merged log's StartTime and BaseTime
-  double inferred_unit_ratio = 0;  // the max columns' ratio in the inputs (0: none could tell)
-  std::size_t intervals = 0;       // merged intervals handed out
+  double inferred_unit_ratio = 0;      // the max columns' ratio in the inputs (0: none could tell)
+  std::size_t intervals = 0;           // merged intervals handed out
   explicit operator bool() const noexcept { return error.empty(); }
 };
 // Called once, after the alignment and before the first merged interval.
