@@ -98,7 +98,7 @@ std::uint32_t session_driver::start_session(std::uint64_t user, nanoseconds arri
     values_.emplace_back();
     jars_.emplace_back();
   }
-  sessions_[id] = {user, arrival, scenario, 0, record::outcome::ok, true, 0};
+  sessions_[id] = {user, arrival, scenario, 0, record::outcome::ok, true, 0, arrival};
   fill_values(id);
   ++active_;
   return id;
@@ -161,6 +161,7 @@ void session_driver::on_final(const record::request_times& t, record::outcome o,
     s.ended_by = o;
     s.failed_step = t.step;
   }
+  s.last_end = at;
   const auto& steps = hybrid_.scenarios[s.scenario].steps;
   const auto next = static_cast<std::uint16_t>(t.step + 1);
   const bool go_on = o != record::outcome::unfinished && o != record::outcome::dropped &&
@@ -172,16 +173,29 @@ void session_driver::on_final(const record::request_times& t, record::outcome o,
 
 // The next step is intended at `due`; one that would start at or after the cutoff never starts.
 void session_driver::schedule_next(std::uint32_t id, nanoseconds due) noexcept {
-  if (due >= cutoff_) return end(id, sessions_[id].next_step, sessions_[id].ended_by, due);
+  if (due >= cutoff_) return cut(id);
   due_.push_back({due, id});
   std::push_heap(due_.begin(), due_.end(), due_later);
+}
+
+// The run stops session `id` before its next step (the graceful stop passed, or the run was
+// interrupted). The user never got to finish, so the session is unfinished, unless a step had
+// already failed under on_error: continue, which stays its outcome. Its time ends at its last
+// step's end, the last instant anyone saw it: the unsent step's intended time can lie past the
+// run's end.
+void session_driver::cut(std::uint32_t id) noexcept {
+  const session& s = sessions_[id];
+  const record::outcome o =
+      s.ended_by == record::outcome::ok ? record::outcome::unfinished : s.ended_by;
+  end(id, s.next_step, o, s.last_end);
 }
 
 // Ends session `id` at `at`: steps from `first_unsent` on were never started (skipped).
 void session_driver::end(std::uint32_t id, std::uint16_t first_unsent, record::outcome o,
                          nanoseconds at) noexcept {
   session& s = sessions_[id];
-  if (o != record::outcome::ok) {
+  // failed_at counts failures: a session the run stopped (unfinished) failed nowhere.
+  if (o != record::outcome::ok && o != record::outcome::unfinished) {
     recorder_->on_session_failed_at(s.arrival,
                                     hybrid_.scenarios[s.scenario].steps[s.failed_step].name);
   }
@@ -221,8 +235,7 @@ void session_driver::release(std::uint32_t slot) noexcept {
 
 void session_driver::skip_waiting() noexcept {
   for (const auto& d : due_) {
-    const session& s = sessions_[d.session];
-    if (s.in_use) end(d.session, s.next_step, s.ended_by, d.due);
+    if (sessions_[d.session].in_use) cut(d.session);
   }
   due_.clear();
   for (const auto& first : waiting_) {

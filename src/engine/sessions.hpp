@@ -47,7 +47,7 @@ class session_driver final : public record::outcome_listener {
   bool next_due(nanoseconds now, record::request_times& out);
   nanoseconds earliest_due() const noexcept;  // nanoseconds::max() when nothing waits
   // The run ends or was interrupted: every step not started, and every waiting arrival, is
-  // skipped with the rest of its session.
+  // skipped with the rest of its session (a session already under way is cut: see cut()).
   void skip_waiting() noexcept;
   // Interrupted at `at`: nothing starts any more.
   void stop_at(nanoseconds at) noexcept {
@@ -92,6 +92,7 @@ class session_driver final : public record::outcome_listener {
     record::outcome ended_by = record::outcome::ok;  // the first failure (continue), or ok
     bool in_use = false;
     std::uint16_t failed_step = 0;  // where ended_by happened
+    nanoseconds last_end{};         // its latest step's final outcome
   };
   struct due_step {
     nanoseconds due{};
@@ -109,6 +110,7 @@ class session_driver final : public record::outcome_listener {
   void end(std::uint32_t id, std::uint16_t first_unsent, record::outcome o,
            nanoseconds at) noexcept;
   void schedule_next(std::uint32_t id, nanoseconds completed) noexcept;
+  void cut(std::uint32_t id) noexcept;
   const run::hybrid_step& step_of(const record::request_times& t) const noexcept;
   void fill_values(std::uint32_t id);
 

@@ -83,10 +83,10 @@ def _check_sums(report):
                         f"outcomes.http_error is {outcomes['http_error']} ({http_errors})")
     for name, session in (report.get("sessions") or {}).items():
         o = session["outcomes"]
-        ended_badly = session["planned"] - o["ok"] - o["skipped"] - o["dropped"]
+        ended_badly = session["planned"] - o["ok"] - o["skipped"] - o["dropped"] - o["unfinished"]
         if sum(session["failed_at"].values()) != ended_badly:
             problems.append(f"report.sessions.{name}.failed_at: adds up to {sum(session['failed_at'].values())}, "
-                            f"but {ended_badly} sessions ended neither ok, skipped nor dropped")
+                            f"but {ended_badly} sessions ended neither ok, skipped, dropped nor unfinished")
     planned = report["schedule"]["planned"]
     outcome_sum = sum(outcomes.values())
     if planned != outcome_sum:
