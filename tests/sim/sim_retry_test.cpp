@@ -1,8 +1,8 @@
 // Retries as a policy, in the simulation: 503s and resets retried until the retries are spent,
-// the backoffs inside the response time, the retry budget replayed token by token, attempt
-// timeouts, retry jitter that -t does not move, and the chains an interruption leaves in backoff.
-// Each request's chain of attempts is held to what the scripted server did with every attempt,
-// and the report's attempt counts to the attempts that really went out.
+// the backoffs inside the response time, the retry budget replayed token by token (a scenario's
+// steps too), attempt timeouts, retry jitter that -t does not move, and the chains an interruption
+// leaves in backoff. Each request's chain of attempts is held to what the scripted server did with
+// every attempt, and the report's attempt counts to the attempts that really went out.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -454,6 +454,46 @@ TEST(sim_retry, a_quiet_spell_saves_at_most_ten_retries) {
   EXPECT_EQ(number(r.doc["attempts"]["retries"]), allowed);
   EXPECT_EQ(number(r.doc["attempts"]["refused_by_budget"]), asked.size() - allowed);
   expect_attempt_counts(r);
+  expect_retries_by_cause(r);
+}
+
+// Users who send two steps 25 ms apart, half the answers 503: each step's first attempt deposits
+// into the budget as an open-model request does, so the steps' retries are allowed exactly as
+// the bucket replayed from the first attempts of steps says, and some are.
+const char* const two_step_scenario = R"(target: http://127.0.0.1:8080
+connection: pool
+phases:
+  - {duration: 5s, arrival_rate: 20}
+on_error: continue
+scenarios:
+  - name: s
+    steps:
+      - {name: a, path: /, think: 25ms}
+      - {name: b, path: /}
+)";
+
+TEST(sim_retry, the_steps_of_a_scenario_deposit_into_the_budget) {
+  const scratch_dir dir("retry-hybrid");
+  const cli_result r =
+      run_judged({"--scenario", dir.write("s.yaml", two_step_scenario), "-c8", "--timeout", "3s",
+                  "--retries", "3", "--retry-budget", "10%", "--retry-backoff", "exp:5ms..40ms"},
+                 server_failing(fate::status_503, 0.5));
+  const simulation& sim = *r.sim;
+  const std::uint64_t steps = number(r.doc["schedule"]["planned"]);
+  EXPECT_EQ(steps, 200u);  // 100 users, two steps each, every step sent (on_error: continue)
+  const auto first_attempts = std::count_if(sim.sent().begin(), sim.sent().end(),
+                                            [](const sent_attempt& a) { return a.t.attempt == 0; });
+  EXPECT_EQ(static_cast<std::uint64_t>(first_attempts), steps);
+  const json& a = r.doc["attempts"];
+  EXPECT_EQ(number(a["first"]), steps);
+  const auto asked = replay_budget(budget_events(sim, 3, outcome::http_error));
+  const std::uint64_t allowed = allowed_of(asked);
+  EXPECT_GT(allowed, 0u) << "no step was retried";
+  EXPECT_EQ(number(a["retries"]), allowed);
+  EXPECT_EQ(number(a["refused_by_budget"]), asked.size() - allowed);
+  EXPECT_EQ(number(a["total"]), sim.sent().size());
+  EXPECT_EQ(sim.sent().size(), steps + allowed);
+  EXPECT_GT(10 * allowed, steps - 20) << "the budget was not used";
   expect_retries_by_cause(r);
 }
 
