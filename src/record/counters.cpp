@@ -14,7 +14,9 @@ void add_all(std::array<std::uint64_t, N>& to, const std::array<std::uint64_t, N
 
 void attempt_counts::add(const attempt_counts& other) noexcept {
   total += other.total;
+  first += other.first;
   retries += other.retries;
+  resent += other.resent;
   refused_by_budget += other.refused_by_budget;
   past_deadline += other.past_deadline;
   add_all(by_cause, other.by_cause);

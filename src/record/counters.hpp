@@ -12,8 +12,10 @@ namespace punctual::record {
 
 // Attempts of logical requests (retries). Outcomes stay one per logical request.
 struct attempt_counts {
-  std::uint64_t total = 0;              // attempts sent, first attempts included
-  std::uint64_t retries = 0;            // attempts after the first
+  std::uint64_t total = 0;              // attempts sent: first + retries + resent
+  std::uint64_t first = 0;              // first attempts sent (at most one per request)
+  std::uint64_t retries = 0;            // attempts after the first, by the retry policy
+  std::uint64_t resent = 0;             // HTTP/2 streams sent again unprocessed (not retries)
   std::uint64_t refused_by_budget = 0;  // retries the --retry-budget did not allow
   std::uint64_t past_deadline = 0;      // retries whose backoff would end past the deadline
   std::array<std::uint64_t, retry_cause_count> by_cause{};  // retries, by what failed

@@ -189,7 +189,13 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
   counters& c = counts_of(t.accounted_at());
   c.bytes_sent += bytes;
   c.attempts.total++;
-  if (t.attempt > 0) {
+  // An HTTP/2 resend is neither a request's first attempt nor a retry of the policy's.
+  const bool first = t.attempt == 0 && !t.resent;
+  if (first) {
+    c.attempts.first++;
+  } else if (t.resent) {
+    c.attempts.resent++;
+  } else {
     c.attempts.retries++;
     c.attempts.by_cause[index(t.why)]++;
   }
@@ -197,10 +203,10 @@ void recorder::on_sent(const request_times& t, std::size_t bytes) noexcept {
     second_of(load_.attempts, t.sent)++;
     interval_counts& n = interval_at(t.sent).counts();
     n.attempts++;
-    if (t.attempt == 0) n.sent++;
+    if (first) n.sent++;
   }
   if (in_window(t.sent)) c.sent_in_window++;
-  if (keep_send_gaps_ && t.attempt == 0 && &c == &measured_) {
+  if (keep_send_gaps_ && first && &c == &measured_) {
     if (last_first_send_.count() != 0)
       send_gaps_.record(std::max<std::int64_t>(0, (t.sent - last_first_send_).count()));
     last_first_send_ = t.sent;

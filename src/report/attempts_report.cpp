@@ -50,6 +50,7 @@ void write_attempts_text(std::ostream& out, const run::config& config, const run
                             a.by_cause[i]);
   }
   if (!causes.empty()) fmt::print(out, " ({})", causes);
+  if (a.resent) fmt::print(out, "; HTTP/2 resends {}", a.resent);
   fmt::print(out, "; not retried: {} refused by the budget, {} past the deadline\n",
              a.refused_by_budget, a.past_deadline);
 }
@@ -63,8 +64,10 @@ nlohmann::ordered_json attempts_json(const run::config& config, const run::resul
     by_cause[std::string(record::retry_cause_names[i])] = a.by_cause[i];
   }
   json doc{{"total", a.total},
-           {"first", a.total - a.retries},
+           {"first", a.first},
+           {"never_sent", c.planned > a.first ? c.planned - a.first : 0},
            {"retries", a.retries},
+           {"resent", a.resent},
            {"retries_by_cause", by_cause},
            {"refused_by_budget", a.refused_by_budget},
            {"past_deadline", a.past_deadline},

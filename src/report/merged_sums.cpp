@@ -54,6 +54,8 @@ record::counters counters_of(const json& doc) {
   const json& a = doc["attempts"];
   c.attempts.total = a["total"].get<std::uint64_t>();
   c.attempts.retries = a["retries"].get<std::uint64_t>();
+  c.attempts.resent = a.value("resent", std::uint64_t{0});
+  c.attempts.first = a.value("first", c.attempts.total - c.attempts.retries - c.attempts.resent);
   return c;
 }
 

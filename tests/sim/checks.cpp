@@ -39,6 +39,29 @@ void check_sum(std::vector<std::string>& out, const std::string& what, std::uint
 
 }  // namespace
 
+// Attempts by kind, as the wire saw them go: a first attempt per request at most, retries by
+// the policy, HTTP/2 resends of streams the server left unprocessed; and the total is their sum.
+void check_attempts(std::vector<std::string>& out, const simulation& sim) {
+  const record::attempt_counts& a = sim.result().measured.counts.attempts;
+  record::attempt_counts seen;
+  for (const auto& s : sim.sent()) {
+    if (!measured(sim, s.t)) continue;
+    std::uint64_t& kind = s.t.resent ? seen.resent : s.t.attempt == 0 ? seen.first : seen.retries;
+    ++kind;
+  }
+  const std::uint64_t planned = sim.result().measured.counts.planned;
+  if (a.total != a.first + a.retries + a.resent || a.first > planned) {
+    out.push_back(
+        fmt::format("attempts: total {} is not first {} + retries {} + resent {} (planned {})",
+                    a.total, a.first, a.retries, a.resent, planned));
+  }
+  if (seen.first != a.first || seen.retries != a.retries || seen.resent != a.resent) {
+    out.push_back(fmt::format(
+        "attempts: the wire saw first {}, retries {}, resent {}; the report counts {}, {}, {}",
+        seen.first, seen.retries, seen.resent, a.first, a.retries, a.resent));
+  }
+}
+
 std::vector<std::string> check_accounting(const simulation& sim) {
   std::vector<std::string> out;
   const run::result& r = sim.result();
@@ -68,6 +91,7 @@ std::vector<std::string> check_accounting(const simulation& sim) {
     if (++ends[key] == 2) out.push_back(who(f) + ": ended more than once");
     tapped[record::index(f.outcome)]++;
   }
+  check_attempts(out, sim);
   for (std::size_t i = 0; i < record::outcome_count; ++i) {
     if (tapped[i] != r.measured.counts.outcomes[i]) {
       out.push_back(fmt::format("{}: the tap saw {}, the report counts {}",

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -143,6 +144,25 @@ TEST(sim_deadline, a_stall_in_the_middle_times_out_at_exactly_the_timeout) {
   // The last request was answered at once, and the run ended with it.
   EXPECT_EQ(r.sim->result().elapsed, last_end(*r.sim));
   EXPECT_LT(last_end(*r.sim), seconds(3));
+}
+
+// A worker held 300 ms by its host: the requests whose deadlines passed meanwhile time out
+// without ever going out. Each planned request is either a first attempt the wire saw or
+// never sent (attempts.never_sent), never both and never neither.
+TEST(sim_deadline, requests_past_their_deadline_before_a_send_are_never_sent) {
+  surroundings around;
+  around.pauses = {{0, milliseconds(300), milliseconds(300)}};
+  const cli_result r = run_at_target({"-t1", "-c4", "-d1s", "-R200", "--timeout", "100ms"}, around);
+  std::set<std::pair<std::uint32_t, std::uint64_t>> went;
+  for (const auto& a : r.sim->sent()) went.insert({a.worker, a.t.index});
+  const auto& attempts = r.doc["attempts"];
+  const auto planned = r.doc["schedule"]["planned"].get<std::uint64_t>();
+  const auto first = attempts["first"].get<std::uint64_t>();
+  const auto never_sent = attempts["never_sent"].get<std::uint64_t>();
+  EXPECT_EQ(first, went.size());
+  EXPECT_GT(never_sent, 0u);
+  EXPECT_EQ(first + never_sent, planned);
+  EXPECT_EQ(r.doc["outcomes"]["timeout"].get<std::uint64_t>(), never_sent);
 }
 
 // The stall outlasts the window: the drain ends at the last deadline, not at the stall's end.

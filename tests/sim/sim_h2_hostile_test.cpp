@@ -369,6 +369,33 @@ TEST(sim_h2_hostile, goaway_streams_are_sent_again_once) {
   EXPECT_EQ(sim.net().connections().size(), (planned + 19) / 20);
   expect_each_taken_once(sim, g.taken);
   expect_bytes(t, planned * response_bytes(server.body_bytes));
+  // A resend is neither a first attempt nor a retry: every request had one first attempt.
+  const json& a = r.doc["attempts"];
+  EXPECT_EQ(number(a["first"]), planned);
+  EXPECT_EQ(number(a["never_sent"]), 0u);
+  EXPECT_EQ(number(a["resent"]), g.abandoned);
+  EXPECT_EQ(number(a["retries"]), 0u);
+  EXPECT_EQ(number(a["total"]), planned + g.abandoned);
+}
+
+// A server that refuses every stream: each request goes out, is refused, is sent again once
+// (protocol.h2.unprocessed), is refused again, and that second refusal is final as an h2_rst
+// socket error (REFUSED_STREAM is a reset; only a stream left above a GOAWAY counts as goaway).
+TEST(sim_h2_hostile, a_second_refusal_is_a_reset) {
+  server_script server;
+  server.shares[static_cast<std::size_t>(fate::refused)] = 1;
+  const tapped_run t = run_tapped(load_args(200, "1s", 2, "1s"), server);
+  const cli_result& r = t.r;
+  expect_sound(r, std::chrono::seconds(1), std::chrono::seconds(1));
+  const std::uint64_t planned = number(r.doc["schedule"]["planned"]);
+  EXPECT_EQ(nonzero_errors(r.doc), (std::map<std::string, std::uint64_t>{{"h2_rst", planned}}));
+  EXPECT_EQ(r.doc["protocol"]["h2"]["rst_codes"], json({{"REFUSED_STREAM", planned}}));
+  EXPECT_EQ(number(r.doc["protocol"]["h2"]["unprocessed"]), planned);
+  EXPECT_EQ(t.tap->total(&wire::streams), 2 * planned);
+  const json& a = r.doc["attempts"];
+  EXPECT_EQ(number(a["first"]), planned);
+  EXPECT_EQ(number(a["resent"]), planned);
+  EXPECT_EQ(number(a["total"]), 2 * planned);
 }
 
 // The same with the generator held back 100 ms (50 requests' worth): more than 20 requests wait
