@@ -11,8 +11,8 @@ namespace {
 constexpr nanoseconds spin_margin{2'000'000};
 // Waits longer than this (the start of a schedule, idle gaps of runs below 100 req/s) are split.
 constexpr nanoseconds long_wait{10'000'000};
-// Below this, waiting for a deadline by polling costs less CPU than a sleep (~35 us per
-// sleep-and-wake here, docs/design.md), and lands on time instead of ~60 us late.
+// Below this, waiting for a deadline by polling costs less CPU than a sleep, and lands on time
+// instead of a wake-up's lateness late (both in docs/design.md, "Host measurements").
 constexpr nanoseconds spin_below{30'000};
 // Fine mode wakes early (by the learnt lateness) only for waits at least this long.
 constexpr nanoseconds early_wake_above{200'000};
@@ -28,8 +28,8 @@ std::size_t lateness_class(nanoseconds sleep) noexcept {
 
 nanoseconds pacer::until_wake(nanoseconds now, nanoseconds wake_at) const noexcept {
   const nanoseconds delta = wake_at - now;
-  // After a long sleep the first wake-up lands milliseconds late here (2-12 ms measured before
-  // a schedule's start, 2 s away): wake spin_margin early and plan the rest again from there.
+  // After a long sleep the first wake-up lands milliseconds late (docs/design.md, "Host
+  // measurements"): wake spin_margin early and plan the rest again from there.
   if (mode_ != precision_mode::spin && delta > long_wait) return delta - spin_margin;
   switch (mode_) {
     case precision_mode::spin:
@@ -51,11 +51,11 @@ nanoseconds pacer::lateness(nanoseconds sleep) const noexcept {
   return wake_lateness_[lateness_class(sleep)];
 }
 
-// Fine mode: a wake-up lands ~60 us late here (later after a longer sleep), so for a long enough
-// wait the thread sets its timer that much early and spins the rest. Same sleeps, sends on time.
-// With even gaps, shorter waits keep the late wake-up, which sends the next request too: spinning
-// through them would cost a core. Responses need no wake-up of their own: when something is due
-// within the horizon and they may wait, the thread sleeps on its timer alone and collects
+// Fine mode: a wake-up lands tens of microseconds late (later after a longer sleep), so for a long
+// enough wait the thread sets its timer that much early and spins the rest. Same sleeps, sends on
+// time. With even gaps, shorter waits keep the late wake-up, which sends the next request too:
+// spinning through them would cost a core. Responses need no wake-up of their own: when something
+// is due within the horizon and they may wait, the thread sleeps on its timer alone and collects
 // whatever arrived without sleeping again.
 wait_plan pacer::plan(nanoseconds now, nanoseconds wake_at, bool can_defer) const noexcept {
   const nanoseconds timeout = until_wake(now, wake_at);
@@ -81,11 +81,11 @@ wait_plan pacer::plan(nanoseconds now, nanoseconds wake_at, bool can_defer) cons
 }
 
 // A running median of how late timed wake-ups land, one per class of sleep length: on a KVM
-// guest a vCPU idle for longer than the host's halt-polling window (~200 us) wakes later. It is
-// learnt by the length actually slept (what the host sees) and looked up by the wait, which is
-// what is known before sleeping; keying both by the wait measured worse (KS 0.026-0.029 against
-// 0.020 for Poisson at 3000 req/s). One step up or down per wake-up, so a rare millisecond-long
-// hypervisor pause moves it by one step, not by its length.
+// guest a vCPU idle for longer than the host's halt-polling window wakes later (docs/design.md,
+// "Host measurements"). It is learnt by the length actually slept (what the host sees) and
+// looked up by the wait, which is what is known before sleeping; keying both by the wait fitted
+// Poisson arrivals worse (docs/design.md). One step up or down per wake-up, so a rare
+// millisecond-long hypervisor pause moves it by one step, not by its length.
 void pacer::learn(nanoseconds target, nanoseconds slept, nanoseconds woke) noexcept {
   const nanoseconds late = woke - target;
   nanoseconds& estimate = wake_lateness_[lateness_class(slept)];

@@ -14,8 +14,9 @@ namespace {
 // Blocks this large are mapped from the kernel here rather than left to malloc. glibc's calloc
 // maps them too, but only while its dynamic mmap threshold stays below their size: once such a
 // block is freed the threshold moves above it, later ones come from the heap, and calloc writes
-// every zero, so a histogram costs all its ~270 KB of pages at once (and, measured on these VMs,
-// ~0.7 ms of page faults). The sanitizer builds keep calloc, so that ASan still sees every slot.
+// every zero, so a histogram costs all its ~270 KB of pages at once (a fraction of a millisecond
+// of page faults each: docs/design.md, "Host measurements"). The sanitizer builds keep calloc, so
+// that ASan still sees every slot.
 #if defined(PUNCTUAL_SANITIZED)
 constexpr bool map_large_blocks = false;
 #else

@@ -27,7 +27,8 @@ bool is_loopback(const address& addr) noexcept;
 
 // Grows this process's descriptor table to hold `count` descriptors (at most the open-file
 // limit), now. The kernel grows it by doubling as descriptors are opened, and in a process with
-// several threads each growth waits for an RCU grace period: 10-17 ms here. Workers that open
+// several threads each growth waits for an RCU grace period (milliseconds: docs/design.md, "Host
+// measurements"). Workers that open
 // connections while the run goes on (a connection per user) would stall on it at 256, 512,
 // 1024, ... descriptors; called before they start, it costs nothing.
 void reserve_descriptors(std::uint32_t count) noexcept;

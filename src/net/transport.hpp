@@ -82,8 +82,8 @@ class transport {
 
 // Edge-triggered readiness for a transport's socket. Writability is asked for only while
 // connecting or while a write is blocked: otherwise every ACK that frees send-buffer space would
-// wake the worker for nothing, and each wake-up costs ~35 us of CPU on these VMs
-// (docs/design.md).
+// wake the worker for nothing, and each wake-up costs tens of microseconds of CPU
+// (docs/design.md, "Host measurements").
 inline constexpr std::uint32_t transport_read_events = EPOLLIN | EPOLLRDHUP | EPOLLET;
 inline constexpr std::uint32_t transport_write_events = EPOLLOUT | EPOLLET;
 

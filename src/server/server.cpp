@@ -21,8 +21,8 @@ using std::chrono::nanoseconds;
 
 namespace {
 
-// Sleeping on a condition variable wakes ~60 us late here; the last stretch is spun so stalls
-// begin and end within a few us of their plan.
+// Sleeping on a condition variable wakes late (docs/design.md, "Host measurements"); the last
+// stretch is spun so stalls begin and end within a few microseconds of their plan.
 constexpr nanoseconds spin_margin{200'000};
 
 // Both clocks read back to back, so a log line can be lined up on either.

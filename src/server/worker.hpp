@@ -77,7 +77,8 @@ class worker {
   std::vector<char> read_buffer_;
   // Plain connections date a request by the kernel's receive stamp of the read that completed
   // it, so the arrival log holds when it reached the socket, not when this thread woke to read
-  // it (tens of microseconds later on these VMs, at times milliseconds).
+  // it (later by tens of microseconds, at times milliseconds: docs/design.md, "Host
+  // measurements").
   net::realtime_to_mono to_mono_;
 };
 
