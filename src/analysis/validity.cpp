@@ -169,6 +169,24 @@ void add_connection_check(const validity_input& in, std::vector<check>& out) {
   out.push_back(std::move(c));
 }
 
+// Beyond the -c kept open, a connection per planned request is what a server that closes after
+// every answer asks for; much more means connections broke before they were used.
+void add_reopen_warning(const validity_input& in, std::vector<check>& out) {
+  if (in.planned_all == 0 || in.connections_opened == 0) return;
+  check c = make_check("reopened_per_planned", "<=", "connections", check_level::warning);
+  const std::uint64_t kept = std::min<std::uint64_t>(in.connections, in.connections_opened);
+  c.figure =
+      static_cast<double>(in.connections_opened - kept) / static_cast<double>(in.planned_all);
+  c.threshold = reopened_per_planned_warning;
+  c.pass = c.figure <= c.threshold;
+  if (!c.pass) {
+    c.note = std::to_string(in.connections_opened) + " connections opened for " +
+             std::to_string(in.planned_all) + " planned requests: the server closed, reset or " +
+             "refused them before they were used (see the socket errors)";
+  }
+  out.push_back(std::move(c));
+}
+
 void add_start_lag_check(const validity_input& in, std::vector<check>& out) {
   if (in.start_lag) out.push_back(start_lag_check(*in.start_lag, in.shard));
 }
@@ -375,6 +393,7 @@ validity_report check_validity(const validity_input& in) {
   }
   add_cpu_warnings(in, out);
   add_poisson_warning(in, out);
+  add_reopen_warning(in, out);
   add_worst_second_check(in, out);
   // Gating checks first, then warnings, each group in the order above.
   std::stable_partition(out.begin(), out.end(),

@@ -65,6 +65,10 @@ struct validity_input {
   // --precision coarse: what is due is sent on ticks this far apart, so send lag reaches a tick
   // by design, and neither more threads nor a lower rate lowers it. Zero in the other modes.
   std::chrono::nanoseconds send_tick{};
+  // Connections the run opened (before the start too) and the requests it planned (the warm-up
+  // too). Zero when not known (a merge carries each shard's own check).
+  std::uint64_t connections_opened = 0;
+  std::uint64_t planned_all = 0;
 };
 
 struct validity_report {
@@ -75,6 +79,8 @@ struct validity_report {
 };
 
 inline constexpr double cpu_share_warning = 0.90;
+// Connections opened beyond -c, per planned request, past which the run warns.
+inline constexpr double reopened_per_planned_warning = 1.5;
 inline constexpr std::int64_t min_samples_beyond = 10;
 // A shard that began its schedule later than this after --start-at fails the run.
 inline constexpr std::chrono::nanoseconds max_start_lag{100'000'000};

@@ -180,7 +180,8 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
                   "write '<arrival_mono_ns> <answered_mono_ns>' per request at exit");
   cmd->add_option("--duration", options->duration_text, "stop by itself after this long");
   cmd->add_option("--fault", options->fault_texts,
-                  "KIND:FRACTION (repeatable): that fraction of requests gets the fault; KIND is "
+                  "KIND:FRACTION (repeatable): that fraction of requests (of connections for "
+                  "banner and reset-at-accept) gets the fault; KIND is banner, reset-at-accept, "
                   "reset[=N], garbage, close-delimited, huge-headers, trickle, continue, chunked, "
                   "http10, close-after, never, 503 or 429")
       ->allow_extra_args(false);

@@ -142,7 +142,9 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
        .shards = setup.config.shards(),
        .send_tick = setup.config.precision == run::precision_mode::coarse
                         ? engine::pacer::coarse_tick
-                        : std::chrono::nanoseconds{0}});
+                        : std::chrono::nanoseconds{0},
+       .connections_opened = r.protocols().opened,
+       .planned_all = r.measured.counts.planned + r.warmup.counts.planned});
   for (const double p : report::summary_percentiles) {
     v.response_ci.push_back(
         analysis::percentile_interval(views[record::view::response_time], series, p));

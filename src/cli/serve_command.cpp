@@ -66,8 +66,15 @@ void parse_stall_at(const std::string& text, server::server_config& config) {
 
 void parse_faults(const std::vector<std::string>& texts, server::server_config& config) {
   try {
-    for (const auto& text : texts) config.faults.push_back(server::parse_fault(text));
+    for (const auto& text : texts) {
+      if (auto f = server::parse_connection_fault(text)) {
+        config.connection_faults.push_back(*f);
+      } else {
+        config.faults.push_back(server::parse_fault(text));
+      }
+    }
     server::validate_faults(config.faults);
+    server::validate_connection_faults(config.connection_faults);
   } catch (const std::invalid_argument& e) {
     throw usage_error(e.what());
   }

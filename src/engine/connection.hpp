@@ -27,14 +27,17 @@ struct connection {
   std::unique_ptr<http::codec> h2;
   http::codec* codec = nullptr;
   conn_state state = conn_state::closed;
-  bool last_connect_failed = false;
-  bool write_blocked = false;  // writability is watched until the request is fully written
-  bool flush_pending = false;  // HTTP/2: requests begun this turn wait for one write together
+  // This set-up completed a response (the server speaks the protocol here). A set-up that ends
+  // without one, by a failure, counts in `failed_setups`, and the next waits a backoff.
+  bool answered = false;
+  std::uint32_t failed_setups = 0;  // set-ups in a row that failed before any answer
+  bool write_blocked = false;       // writability is watched until the request is fully written
+  bool flush_pending = false;       // HTTP/2: requests begun this turn wait for one write together
   // The peer's close came with the bytes being read (EPOLLRDHUP): once its last answer is read,
   // the connection takes no new request, which would only meet the close.
   bool peer_closing = false;
   std::chrono::nanoseconds connect_started{};
-  std::chrono::nanoseconds retry_at{};  // closed after a failed connect: not before this
+  std::chrono::nanoseconds retry_at{};  // closed: not reopened before this (the backoff)
   std::uint32_t first_slot = 0;         // its slots: first_slot .. first_slot + slot_count - 1
   std::uint32_t slot_count = 1;
   std::uint32_t in_flight = 0;            // its busy slots

@@ -261,6 +261,7 @@ void worker::serve_queue(nanoseconds now) {
 bool worker::assign(const record::request_times& t, nanoseconds now) {
   slot* chosen = free_slot(t, now);
   if (!chosen) return false;
+  ++assigned_;
   connection& c = connection_of(*chosen);
   chosen->times = t;
   chosen->times.assigned = now;
@@ -431,7 +432,7 @@ void worker::check_deadline(slot& s, nanoseconds now) {
 void worker::check_connect_timeout(connection& c, nanoseconds now) {
   if (c.connect_started + config_.connect_timeout > now) return;
   if (c.in_flight) fail_connection(c, record::socket_reason::connect, now);
-  close_connection(c, now, true);
+  if (c.state != conn_state::closed) close_connection(c, now, close_cause::failed);
 }
 
 // An attempt that ran out of time. Past an --attempt-timeout (not the chain's) it may be

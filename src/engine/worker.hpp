@@ -146,7 +146,11 @@ class worker final : private model_host, private record::outcome_listener {
   void fail_slot(slot& s, record::socket_reason why, nanoseconds now);
   void count_stream_bytes(const slot& s, const http::stream_bytes& bytes) noexcept;
   void fail_connection(connection& c, record::socket_reason why, nanoseconds now);
-  void close_connection(connection& c, nanoseconds now, bool connect_failed = false);
+  // `failed`: the connection broke (a failed set-up, the server's reset or close, bytes nobody
+  // asked for); else the worker closed it (a timeout, no keep-alive, a user's end, GOAWAY).
+  enum class close_cause : std::uint8_t { ours, failed };
+  void close_connection(connection& c, nanoseconds now, close_cause cause = close_cause::ours);
+  bool may_open_ahead() const noexcept;
   void became_idle(connection& c, nanoseconds now);
 
   // The slot a new request on `c` takes (mark_busy takes it off the connection's free stack).
@@ -193,6 +197,9 @@ class worker final : private model_host, private record::outcome_listener {
     bool awaits_socket = false;
   } scan_;
   nanoseconds no_free_at_{std::chrono::hours(-1)};  // free_slot's last search that found nothing
+  // Attempts bound to a slot: with the -c kept open, the most connections the run may open
+  // (may_open_ahead).
+  std::uint64_t assigned_ = 0;
   std::vector<connection> connections_;
   std::vector<slot> slots_;
   // The busy slots. The per-wake scans walk these, not every slot: with a connection per user,

@@ -12,9 +12,15 @@
 namespace punctual::engine {
 namespace {
 
-// After a failed connect, a connection is not reopened for this long, so a dead target does
-// not turn the worker into a connect loop.
-constexpr nanoseconds reconnect_backoff{10'000'000};
+// After a set-up that failed before any answer, a connection is not reopened for 10 ms, then
+// twice as long after each further failure in a row, up to 1 s: a dead target, or one that
+// breaks every connection, must not turn the worker into a connect loop. An answer resets it.
+nanoseconds reopen_backoff(std::uint32_t failures) noexcept {
+  constexpr nanoseconds first{10'000'000};
+  constexpr nanoseconds most{1'000'000'000};
+  const std::uint32_t doublings = std::min<std::uint32_t>(failures - 1, 7);
+  return std::min(first * (1 << doublings), most);
+}
 
 record::socket_reason reason_of(net::failure_kind kind) noexcept {
   switch (kind) {
@@ -31,21 +37,6 @@ record::socket_reason reason_of(net::failure_kind kind) noexcept {
       break;
   }
   return record::socket_reason::connect;
-}
-
-// A failure that happened while setting a connection up: the next attempt waits for the
-// reconnect backoff.
-bool is_setup_failure(record::socket_reason why) noexcept {
-  switch (why) {
-    case record::socket_reason::connect:
-    case record::socket_reason::no_ports:
-    case record::socket_reason::no_fds:
-    case record::socket_reason::tls_handshake:
-    case record::socket_reason::tls_verify:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // The --retry-on class of a socket failure, if it has one. A connection that dies mid-request,
@@ -91,11 +82,12 @@ bool worker::speak(connection& c) {
 
 void worker::start_connect(connection& c, nanoseconds now) {
   c.connect_started = now;
+  stats_.connections_opened++;
   const net::setup_status st = c.transport->open(config_.target, *poller_, index_of(c));
   if (st == net::setup_status::failed) {
     c.state = conn_state::closed;
-    c.last_connect_failed = true;
-    c.retry_at = now + reconnect_backoff;
+    c.failed_setups++;
+    c.retry_at = now + reopen_backoff(c.failed_setups);
     if (c.in_flight) fail_connection(c, reason_of(c.transport->last_failure().kind), now);
     return;
   }
@@ -112,7 +104,7 @@ void worker::on_event(const epoll_event& ev) {
     if (st == net::setup_status::failed) {
       const record::socket_reason why = reason_of(c.transport->last_failure().kind);
       if (c.in_flight) return fail_connection(c, why, now);
-      return close_connection(c, now, true);
+      return close_connection(c, now, close_cause::failed);
     }
     if (st == net::setup_status::ready) on_set_up(c, now);
     return;
@@ -125,11 +117,10 @@ void worker::on_event(const epoll_event& ev) {
 }
 
 void worker::on_set_up(connection& c, nanoseconds now) {
-  c.last_connect_failed = false;
   note_handshake(c.transport->tls(), now);
   if (!speak(c)) {
     if (c.in_flight) return fail_connection(c, record::socket_reason::h2_protocol, now);
-    return close_connection(c, now, true);
+    return close_connection(c, now, close_cause::failed);
   }
   recorder_->count_reconnect();
   count_protocol(c);
@@ -247,7 +238,7 @@ void worker::on_readable(connection& c, bool read_to_end) {
       }
       continue;
     }
-    if (c.in_flight == 0) return close_connection(c, now);
+    if (c.in_flight == 0) return close_connection(c, now, close_cause::failed);
     if (r.status == net::io_status::closed) return on_closed_by_peer(c, now, last_arrival);
     return fail_connection(c,
                            r.status == net::io_status::reset ? record::socket_reason::reset
@@ -265,7 +256,7 @@ void worker::on_closed_by_peer(connection& c, nanoseconds now, nanoseconds last_
   act_on_events(c, now, last_arrival.count() != 0 ? last_arrival : now, true);
   if (c.generation != generation) return;
   if (c.in_flight) return fail_connection(c, record::socket_reason::closed, now);
-  close_connection(c, now);
+  close_connection(c, now, close_cause::failed);
 }
 
 // When bytes that were read late arrived: the kernel's receive stamp, kept between the send
@@ -285,7 +276,10 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
   if (!c.codec->counts_per_stream()) {  // HTTP/1.1: the bytes are the one request's response
     const slot& s = slots_[c.first_slot];
     if (!s.busy || c.state != conn_state::busy) {
-      close_connection(c, now);  // bytes nobody asked for: the connection is out of step
+      // Bytes nobody asked for (a banner, an h2c server's SETTINGS): the connection is out of
+      // step. It closes, counted once, and is not reopened before a request needs it.
+      stats_.unsolicited_closes++;
+      close_connection(c, now, close_cause::failed);
       return false;
     }
     recorder_->on_received_bytes(s.times.accounted_at(), size);
@@ -300,7 +294,7 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
     if (c.in_flight) {
       fail_connection(c, record::socket_reason::parse, now);
     } else {
-      close_connection(c, now);
+      close_connection(c, now, close_cause::failed);
     }
     return false;
   }
@@ -372,6 +366,7 @@ void worker::on_stream_failed(slot& s, const codec_event& e, nanoseconds now) {
 
 void worker::complete(connection& c, slot& s, const http::response_end& response, nanoseconds now,
                       nanoseconds done) {
+  c.answered = true;
   settle_response(s, response, done);
   mark_free(s);
   // HTTP/2 keeps its connection whatever a response says (GOAWAY ends it).
@@ -434,10 +429,16 @@ void worker::fail_connection(connection& c, record::socket_reason why, nanosecon
     if (s.busy && c.codec->counts_per_stream()) count_stream_bytes(s, c.codec->bytes_of(k));
     fail_slot(s, why, now);
   }
-  if (c.transport->is_open()) close_connection(c, now, is_setup_failure(why));
+  if (c.transport->is_open()) close_connection(c, now, close_cause::failed);
 }
 
-void worker::close_connection(connection& c, nanoseconds now, bool connect_failed) {
+// With the -c connections kept open, each attempt bound to a slot may cost one connection more:
+// never more than that, whatever the server does to them.
+bool worker::may_open_ahead() const noexcept {
+  return stats_.connections_opened < connections_.size() + assigned_;
+}
+
+void worker::close_connection(connection& c, nanoseconds now, close_cause cause) {
   c.transport->close();
   c.generation++;
   for (std::size_t i = 0; i < idle_.size(); ++i) {
@@ -450,11 +451,15 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
   c.state = conn_state::closed;
   c.write_blocked = false;
   c.peer_closing = false;
-  c.last_connect_failed = connect_failed;
-  c.retry_at = connect_failed ? now + reconnect_backoff : now;
+  const bool broke = cause == close_cause::failed && !c.answered;
+  c.answered = false;
+  c.failed_setups = broke ? c.failed_setups + 1 : 0;
+  c.retry_at = broke ? now + reopen_backoff(c.failed_setups) : now;
   // Reopen at once while the run needs connections, so the next request finds one ready; a
-  // user's own connection opens again only for that user's next request.
-  if (!connect_failed && now < window_end_ && !interrupted_ && traits_.connections_ahead) {
+  // user's own connection opens again only for that user's next request, and one that broke
+  // before answering only for a request, after its backoff.
+  if (!broke && now < window_end_ && !interrupted_ && traits_.connections_ahead &&
+      may_open_ahead()) {
     start_connect(c, now);
   }
 }

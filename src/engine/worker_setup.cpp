@@ -38,7 +38,7 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
       const bool settling = c.state == conn_state::idle && !c.codec->settled();
       if (c.state != conn_state::connecting && !settling) continue;
       if (c.connect_started + config_.connect_timeout <= now) {
-        close_connection(c, now, true);
+        close_connection(c, now, close_cause::failed);
         note({net::failure_kind::connect,
               settling ? "the server sent no HTTP/2 SETTINGS (is it an HTTP/2 server?)"
                        : "connect timed out"});
@@ -63,7 +63,7 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
         if (!speak(c)) {
           note({net::failure_kind::tls_handshake,
                 "the server did not agree to HTTP/2 (h2) by ALPN; try --http auto"});
-          close_connection(c, clock_.now(), true);
+          close_connection(c, clock_.now(), close_cause::failed);
           continue;
         }
         c.codec->connected();
@@ -74,7 +74,7 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
         if (!c.codec->settled()) settle_before_start(c, first_error);
       } else if (st == net::setup_status::failed) {
         note(c.transport->last_failure());
-        close_connection(c, clock_.now(), true);
+        close_connection(c, clock_.now(), close_cause::failed);
       }
     }
   }
@@ -101,14 +101,14 @@ void worker::settle_before_start(connection& c, net::failure& error) {
     if (r.status != net::io_status::done) {
       if (error.kind == net::failure_kind::none)
         error = {net::failure_kind::connect, "the server closed the connection while setting up"};
-      return close_connection(c, clock_.now(), true);
+      return close_connection(c, clock_.now(), close_cause::failed);
     }
     codec_events_.list.clear();
     c.codec->feed(read_buffer_.data(), r.bytes, codec_events_);
     if (!codec_events_.list.empty()) {  // nothing is in flight: only a broken protocol reports
       if (error.kind == net::failure_kind::none)
         error = {net::failure_kind::connect, "HTTP/2 protocol error while setting up"};
-      return close_connection(c, clock_.now(), true);
+      return close_connection(c, clock_.now(), close_cause::failed);
     }
   }
   flush(c, clock_.now());

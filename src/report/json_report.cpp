@@ -137,7 +137,11 @@ json protocol_json(const run::config& config, const run::result& r) {
                                                                     : "auto";
   json p{{"name", spoken.mostly_h2() ? "h2" : "http/1.1"},
          {"requested", requested},
-         {"connections", {{"h2", spoken.h2}, {"http/1.1", spoken.http1}}}};
+         {"connections",
+          {{"h2", spoken.h2},
+           {"http/1.1", spoken.http1},
+           {"opened", spoken.opened},
+           {"unsolicited_closes", spoken.unsolicited_closes}}}};
   if (config.http == run::http_version::http1) return p;
   const auto& c = r.measured.counts;
   json codes = json::object();

@@ -34,6 +34,8 @@ struct worker_stats {
   // Connections set up (those before the start too), by the protocol they spoke.
   std::uint64_t h2_connections = 0;
   std::uint64_t http1_connections = 0;
+  std::uint64_t connections_opened = 0;  // connects begun, set up or not
+  std::uint64_t unsolicited_closes = 0;  // HTTP/1.1: closed for bytes no request asked for
 };
 
 // What the first TLS handshake negotiated (the run's connections all offer the same).
@@ -47,6 +49,8 @@ struct tls_summary {
 struct protocol_counts {
   std::uint64_t h2 = 0;
   std::uint64_t http1 = 0;
+  std::uint64_t opened = 0;
+  std::uint64_t unsolicited_closes = 0;
   bool mostly_h2() const noexcept { return h2 > http1; }
 };
 
@@ -68,6 +72,8 @@ struct result {
     for (const auto& w : workers) {
       p.h2 += w.h2_connections;
       p.http1 += w.http1_connections;
+      p.opened += w.connections_opened;
+      p.unsolicited_closes += w.unsolicited_closes;
     }
     return p;
   }

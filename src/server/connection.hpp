@@ -58,11 +58,13 @@ struct answer_policy {
   answer_policy(const server_config& config, std::uint64_t stream)
       : service(config, stream),
         faults(config.faults, config.seed, stream),
+        connection_faults(config.connection_faults, config.seed, stream),
         mark_late(config.mark_late),
         idle_close(config.idle_close) {}
 
   service_sampler service;
   fault_picker faults;
+  connection_fault_picker connection_faults;
   std::chrono::nanoseconds mark_late;
   std::chrono::nanoseconds idle_close;
 };

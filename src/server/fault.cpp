@@ -50,7 +50,8 @@ fault_spec parse_fault(std::string_view text) {
   }
   const auto kind = fault_from_name(kind_text);
   if (!kind)
-    bad_fault(text, "unknown fault kind (expected one of " + known_kinds(fault_names) + ")");
+    bad_fault(text, "unknown fault kind (expected one of " + known_kinds(fault_names) +
+                        ", or of a connection: banner, reset-at-accept)");
   spec.kind = *kind;
   // strtod on a copy: from_chars for double is not in every standard library we build with.
   const std::string fraction(fraction_text);
@@ -97,6 +98,66 @@ fault_picker::fault_picker(const std::vector<fault_spec>& faults, std::uint64_t 
     below += f.fraction;
     thresholds_[count_++] = {below, {f.kind, f.reset_after_bytes}};
   }
+}
+
+std::optional<connection_fault_spec> parse_connection_fault(std::string_view text) {
+  const auto colon = text.find(':');
+  const std::string_view kind = text.substr(0, colon);
+  connection_fault_spec spec;
+  if (kind == "banner") {
+    spec.kind = connection_fault::banner;
+  } else if (kind == "reset-at-accept") {
+    spec.kind = connection_fault::reset_at_accept;
+  } else {
+    return std::nullopt;
+  }
+  if (colon == std::string_view::npos) bad_fault(text, "expected KIND:FRACTION such as banner:1");
+  const std::string fraction(text.substr(colon + 1));
+  char* end = nullptr;
+  spec.fraction = fraction.empty() ? -1 : std::strtod(fraction.c_str(), &end);
+  if (fraction.empty() || end != fraction.c_str() + fraction.size() ||
+      !std::isfinite(spec.fraction) || spec.fraction < 0 || spec.fraction > 1) {
+    bad_fault(text, "expected a FRACTION between 0 and 1");
+  }
+  return spec;
+}
+
+void validate_connection_faults(const std::vector<connection_fault_spec>& faults) {
+  double sum = 0;
+  bool seen[3] = {};
+  for (const auto& f : faults) {
+    auto& was = seen[static_cast<std::size_t>(f.kind)];
+    if (was) throw std::invalid_argument("--fault: a connection fault given twice");
+    was = true;
+    sum += f.fraction;
+  }
+  if (sum > 1 + 1e-9) {
+    throw std::invalid_argument("--fault: the connection faults' fractions add up to " +
+                                std::to_string(sum) + ", more than 1");
+  }
+}
+
+connection_fault_picker::connection_fault_picker(const std::vector<connection_fault_spec>& faults,
+                                                 std::uint64_t seed, std::uint64_t stream)
+    // A stream constant of its own: a connection's fault must not follow its requests'.
+    : state_(seed ^ (0x9e3779b97f4a7c15ULL * (stream + 7))) {
+  for (const auto& f : faults) {
+    (f.kind == connection_fault::banner ? banner_below_ : reset_below_) = f.fraction;
+  }
+  reset_below_ += banner_below_;
+}
+
+connection_fault connection_fault_picker::next() {
+  if (reset_below_ <= 0) return connection_fault::none;
+  // splitmix64: one draw per accepted connection needs nothing stronger.
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+  if (u < banner_below_) return connection_fault::banner;
+  if (u < reset_below_) return connection_fault::reset_at_accept;
+  return connection_fault::none;
 }
 
 fault_choice fault_picker::next() {

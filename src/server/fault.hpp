@@ -40,6 +40,35 @@ struct fault_spec {
   friend bool operator==(const fault_spec&, const fault_spec&) = default;
 };
 
+// Faults of a whole connection, drawn once as it is accepted, before any request:
+// "banner:F" writes a line at once (as an SMTP or SSH server greets), "reset-at-accept:F" resets
+// it (SO_LINGER 0, then close). Their fractions add up to at most 1, apart from the requests'.
+enum class connection_fault : std::uint8_t { none, banner, reset_at_accept };
+
+struct connection_fault_spec {
+  connection_fault kind = connection_fault::none;
+  double fraction = 0;  // of all accepted connections, in [0, 1]
+  friend bool operator==(const connection_fault_spec&, const connection_fault_spec&) = default;
+};
+
+// A connection fault's text, or nullopt when `text` names no connection fault (it may name a
+// request's). Throws std::invalid_argument for a bad fraction.
+std::optional<connection_fault_spec> parse_connection_fault(std::string_view text);
+void validate_connection_faults(const std::vector<connection_fault_spec>& faults);
+
+// Draws each accepted connection's fault for one server thread.
+class connection_fault_picker {
+ public:
+  connection_fault_picker(const std::vector<connection_fault_spec>& faults, std::uint64_t seed,
+                          std::uint64_t stream);
+  connection_fault next();
+
+ private:
+  double banner_below_ = 0;
+  double reset_below_ = 0;
+  std::uint64_t state_;
+};
+
 // "reset=10:0.1", "garbage:0.05". Throws std::invalid_argument naming the text.
 fault_spec parse_fault(std::string_view text);
 // Throws std::invalid_argument when a fraction is outside [0, 1], a kind repeats or the

@@ -44,6 +44,7 @@ struct server_config {
 
   // Each request independently gets at most one of these (fractions add up to <= 1).
   std::vector<fault_spec> faults;
+  std::vector<connection_fault_spec> connection_faults;
   // Close keep-alive connections that have been idle this long (0 = never).
   std::chrono::nanoseconds idle_close{0};
   // Responses due this long or more after their request arrived are sent as

@@ -121,12 +121,33 @@ void worker::wait_for_events() {
   }
 }
 
+// --fault banner / reset-at-accept: false when the connection is gone already.
+bool worker::play_connection_fault(int fd) {
+  switch (policy_.connection_faults.next()) {
+    case connection_fault::none:
+      return true;
+    case connection_fault::banner: {
+      static constexpr std::string_view banner = "220 punctual serve says hello\r\n";
+      [[maybe_unused]] const auto sent = ::send(fd, banner.data(), banner.size(), MSG_NOSIGNAL);
+      return true;
+    }
+    case connection_fault::reset_at_accept: {
+      const linger reset{1, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+      ::close(fd);
+      return false;
+    }
+  }
+  return true;
+}
+
 void worker::accept_all() {
   for (;;) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or out of descriptors: try again on the next event
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (!play_connection_fault(fd)) continue;
     if (!tls_) net::enable_receive_timestamps(fd);
     std::uint32_t slot = 0;
     if (!free_slots_.empty()) {

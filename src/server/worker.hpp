@@ -37,6 +37,7 @@ class worker {
   const arrival_recorder& recorder() const { return recorder_; }
 
  private:
+  bool play_connection_fault(int fd);
   struct due_entry {
     std::chrono::nanoseconds due;
     std::uint32_t slot;

@@ -62,6 +62,26 @@ void check_attempts(std::vector<std::string>& out, const simulation& sim) {
   }
 }
 
+// Never more connections than the schedule calls for: beyond the -c kept open, at most one per
+// attempt the run made (a planned request's first, a retry, an HTTP/2 resend), whatever the
+// server did to them.
+void check_connections(std::vector<std::string>& out, const simulation& sim) {
+  const run::result& r = sim.result();
+  const std::uint64_t opened = sim.net().connections().size();
+  const std::uint64_t attempts = r.measured.counts.planned + r.warmup.counts.planned +
+                                 sim.retried().size() + r.measured.counts.h2_unprocessed +
+                                 r.warmup.counts.h2_unprocessed;
+  const std::uint64_t kept = sim.settings().config.connections;
+  if (opened > kept + attempts) {
+    out.push_back(
+        fmt::format("{} connections opened for -c {} and {} attempts", opened, kept, attempts));
+  }
+  if (r.protocols().opened != opened) {
+    out.push_back(fmt::format("the report counts {} connections opened, the network saw {}",
+                              r.protocols().opened, opened));
+  }
+}
+
 std::vector<std::string> check_accounting(const simulation& sim) {
   std::vector<std::string> out;
   const run::result& r = sim.result();
@@ -92,6 +112,7 @@ std::vector<std::string> check_accounting(const simulation& sim) {
     tapped[record::index(f.outcome)]++;
   }
   check_attempts(out, sim);
+  check_connections(out, sim);
   for (std::size_t i = 0; i < record::outcome_count; ++i) {
     if (tapped[i] != r.measured.counts.outcomes[i]) {
       out.push_back(fmt::format("{}: the tap saw {}, the report counts {}",

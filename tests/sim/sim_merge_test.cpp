@@ -301,7 +301,7 @@ void check_merged(const group& g, const merged& m, const std::string& html,
                     plan.size(), s["planned"].dump(), d["outcomes"]["ok"].dump(),
                     d["latency"]["response_time"]["count"].dump(), d["validity"]["valid"].dump()));
   }
-  json connections = {{"h2", 0}, {"http/1.1", 0}};
+  json connections = {{"h2", 0}, {"http/1.1", 0}, {"opened", 0}, {"unsolicited_closes", 0}};
   std::int64_t worst_lag = 0;
   for (std::uint32_t i = 0; i < g.n; ++i) {
     const json& pod = g.pods[i].doc;

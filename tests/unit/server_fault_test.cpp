@@ -159,6 +159,34 @@ TEST(fault, parses_every_kind_and_refuses_bad_specs) {
   EXPECT_THROW(server{config}, std::invalid_argument);
 }
 
+TEST(fault, connection_faults_parse_apart_from_the_requests) {
+  EXPECT_FALSE(parse_connection_fault("reset:0.5"));  // a request's fault
+  const auto banner = parse_connection_fault("banner:1");
+  ASSERT_TRUE(banner);
+  EXPECT_EQ(banner->kind, connection_fault::banner);
+  EXPECT_EQ(banner->fraction, 1.0);
+  EXPECT_EQ(parse_connection_fault("reset-at-accept:0.25")->kind,
+            connection_fault::reset_at_accept);
+  EXPECT_THROW(parse_connection_fault("banner"), std::invalid_argument);
+  EXPECT_THROW(parse_connection_fault("banner:2"), std::invalid_argument);
+  EXPECT_THROW(validate_connection_faults(
+                   {{connection_fault::banner, 0.7}, {connection_fault::reset_at_accept, 0.7}}),
+               std::invalid_argument);
+  // A fraction of the connections, drawn per connection and repeatable by seed.
+  const std::vector<connection_fault_spec> both{{connection_fault::banner, 0.2},
+                                                {connection_fault::reset_at_accept, 0.3}};
+  connection_fault_picker a(both, 7, 0), b(both, 7, 0);
+  int banners = 0, resets = 0;
+  for (int i = 0; i < 10000; ++i) {
+    const connection_fault f = a.next();
+    EXPECT_EQ(f, b.next());
+    banners += f == connection_fault::banner;
+    resets += f == connection_fault::reset_at_accept;
+  }
+  EXPECT_NEAR(banners, 2000, 200);
+  EXPECT_NEAR(resets, 3000, 250);
+}
+
 TEST(fault, draws_follow_the_fractions_and_repeat_with_the_seed) {
   const std::vector<fault_spec> faults = {parse_fault("reset=4:0.1"), parse_fault("never:0.25")};
   fault_picker a(faults, 7, 0);
