@@ -146,26 +146,48 @@ void add_drop_check(const validity_input& in, std::vector<check>& out) {
   out.push_back(std::move(c));
 }
 
+// The rate -c must carry: this process's share of the planned rate, or the busiest second of a
+// plan without one rate (its load counts only this process's requests already). None when the
+// connections carry no planned load (the closed model: the server sets the rate).
+struct carried_rate {
+  double per_s = 0;
+  bool busiest_second = false;
+};
+
+std::optional<carried_rate> rate_to_carry(const validity_input& in) {
+  if (in.rate_per_s) return carried_rate{*in.rate_per_s / std::max(in.shards, 1U), false};
+  if (!in.connections_carry_load || !in.load) return std::nullopt;
+  return carried_rate{busiest_second_rate(*in.load, in.window), true};
+}
+
+// "-c 1 cannot carry 1000 req/s (the busiest second) at a mean service time of 5ms; -c 8 would
+// have sufficed".
+std::string connection_note(const validity_input& in, const carried_rate& carried, double mean_ns,
+                            std::uint32_t streams) {
+  const std::string load = number_text(carried.per_s) + " req/s" +
+                           (carried.busiest_second ? " (the busiest second)" : "") +
+                           " at a mean service time of " + duration_text(mean_ns);
+  const std::string needed = std::to_string(connections_needed(carried.per_s, mean_ns));
+  if (streams == 1) {
+    return "-c " + std::to_string(in.connections) + " cannot carry " + load + "; -c " + needed +
+           " would have sufficed";
+  }
+  return "-c " + std::to_string(in.connections) + " x " + std::to_string(streams) +
+         " streams cannot carry " + load + "; " + needed + " stream slots would have sufficed";
+}
+
 void add_connection_check(const validity_input& in, std::vector<check>& out) {
-  if (!in.rate_per_s) return;  // closed model: the server sets the rate, there is none to sustain
+  const auto carried = rate_to_carry(in);
+  if (!carried) return;
   const double mean_ns = steady_mean_service_ns(in.views, in.intervals);
-  const double rate = *in.rate_per_s / std::max(in.shards, 1U);  // this process's share
+  const double rate = carried->per_s;
   check c = make_check("connection_cap", ">=", "connections");
   // HTTP/2 counts stream slots: each connection carries --max-streams requests at once.
   const std::uint32_t streams = std::max(in.streams, 1U);
   c.figure = static_cast<double>(in.connections) * streams;
   c.threshold = connection_headroom * rate * mean_ns / 1e9;
   c.pass = c.figure >= c.threshold;
-  if (!c.pass && streams == 1) {
-    c.note = "-c " + std::to_string(in.connections) + " cannot carry " + number_text(rate) +
-             " req/s at a mean service time of " + duration_text(mean_ns) + "; -c " +
-             std::to_string(connections_needed(rate, mean_ns)) + " would have sufficed";
-  } else if (!c.pass) {
-    c.note = "-c " + std::to_string(in.connections) + " x " + std::to_string(streams) +
-             " streams cannot carry " + number_text(rate) + " req/s at a mean service time of " +
-             duration_text(mean_ns) + "; " + std::to_string(connections_needed(rate, mean_ns)) +
-             " stream slots would have sufficed";
-  }
+  if (!c.pass) c.note = connection_note(in, *carried, mean_ns, streams);
   out.push_back(std::move(c));
 }
 
@@ -296,6 +318,17 @@ std::uint32_t connections_needed(double rate_per_s, double mean_service_ns) noex
   const double c = std::ceil(connection_headroom * rate_per_s * mean_service_ns / 1e9 - 1e-9);
   if (!(c >= 1)) return 1;
   return c >= 4e9 ? 4'000'000'000U : static_cast<std::uint32_t>(c);
+}
+
+double busiest_second_rate(const record::per_second_load& load, nanoseconds window) {
+  const std::int64_t whole = std::max<std::int64_t>(0, window / std::chrono::seconds(1));
+  const auto judged = std::min(load.steps.size(), static_cast<std::size_t>(whole));
+  if (judged > 0) {
+    return static_cast<double>(*std::max_element(load.steps.begin(), load.steps.begin() + judged));
+  }
+  // A window shorter than a second: its one second, scaled to a whole one.
+  if (load.steps.empty() || window.count() <= 0) return 0;
+  return static_cast<double>(load.steps.front()) * 1e9 / static_cast<double>(window.count());
 }
 
 double steady_mean_service_ns(const record::view_set& views,

@@ -48,6 +48,11 @@ struct validity_input {
   // attempts intended in it, and those of them the generator had not got to by schedule_grace
   // after the second ended. Null without a schedule (the closed model).
   const record::per_second_load* load = nullptr;
+  // Whether -c carries the planned load when the plan has no one rate (stages, a trace, a hybrid
+  // run whose users share the connections): then -c is judged against the busiest whole second
+  // of `load`'s planned steps. False in the closed model, for a hybrid run whose users each
+  // hold their own connection (user_cap judges those), and in a merge (the shards judged it).
+  bool connections_carry_load = false;
   // The hybrid model with a max_users cap: the cap, and the measured sessions' mean session
   // time. Little's law, with the connection check's headroom, against the busiest second's
   // arrivals (`load`).
@@ -96,7 +101,9 @@ std::vector<double> gated_percentiles(const std::vector<double>& slo_percentiles
 // relies on, or the server did not get the planned load (docs/design.md, "Validity"). Gating:
 // any drop; the schedule kept second by second; send lag at each gated percentile within the
 // larger of 1 ms and 10% of the response time there; 10 samples beyond each gated percentile
-// below 100; enough connections for the rate (open model). Everything else only warns, and says
+// below 100; enough connections for the planned rate, or for the busiest second of a plan
+// without one rate (open model, hybrid pool); a max_users for the busiest second's arrivals
+// (hybrid). Everything else only warns, and says
 // what it means for the figures: send lag at the other summary percentiles, thinly sampled
 // summary percentiles, a worker's CPU share, Poisson send gaps that fit poorly.
 validity_report check_validity(const validity_input& in);
@@ -111,6 +118,11 @@ check start_lag_check(std::chrono::nanoseconds lag, const std::string& shard);
 
 // The -c that Little's law with 1.5x headroom asks for: ceil(1.5 * rate * mean service time).
 std::uint32_t connections_needed(double rate_per_s, double mean_service_ns) noexcept;
+
+// The planned steps of the busiest whole second of `window`, per second: the rate the
+// connections must carry when the plan has no one rate. Only whole seconds count, as in the
+// schedule check, unless the window is shorter than one; then its steps are scaled to a second.
+double busiest_second_rate(const record::per_second_load& load, std::chrono::nanoseconds window);
 
 // Mean service time over the intervals whose service-time p50 was at most 10x the run's median
 // service time (so a server stall, whose queue drains at normal speed, is excluded). Falls back

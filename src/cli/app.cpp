@@ -64,7 +64,8 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--schedule-out", o.schedule_out, "write every intended time to FILE");
   cmd.add_option("--schedule-in", o.schedule_in,
                  "replay FILE's intended times (ns from the start, one per line) as the schedule");
-  cmd.add_option("--max-queue", o.max_queue, "drop due requests beyond N waiting per worker")
+  cmd.add_option("--max-queue", o.max_queue,
+                 "drop due requests beyond N waiting per worker (memory grows only as they wait)")
       ->check(whole_number(0));
   cmd.add_option("--timeout", o.timeout, "deadline from the intended time (default 10s)");
   cmd.add_option("--connect-timeout", o.connect_timeout,

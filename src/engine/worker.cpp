@@ -42,7 +42,7 @@ worker::worker(const run_config& config, std::uint32_t id, std::uint32_t connect
       pacer_(config.precision, traits_.uneven_gaps),
       multiplexed_(config.http != run::http_version::http1),
       connections_(connections),
-      queue_(config.max_queue ? config.max_queue : 4096),
+      queue_(config.max_queue),
       budget_(config.retry().budget) {
   if (config.retry().enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);

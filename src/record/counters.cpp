@@ -44,7 +44,7 @@ void counters::add(const counters& other) noexcept {
 
 void per_second_load::add(const per_second_load& other) {
   for (auto [to, from] : {std::pair{&planned, &other.planned}, std::pair{&late, &other.late},
-                          std::pair{&attempts, &other.attempts}}) {
+                          std::pair{&attempts, &other.attempts}, std::pair{&steps, &other.steps}}) {
     if (to->size() < from->size()) to->resize(from->size());
     for (std::size_t i = 0; i < from->size(); ++i) (*to)[i] += (*from)[i];
   }

@@ -72,12 +72,15 @@ struct name_counts {
 
 // Per second of the measured window, counted from its start: the requests planned (by intended
 // time), the first attempts among them the generator got to late (more than schedule_grace after
-// their second ended; the schedule check), and the attempts sent (by send time: the retry
-// amplification). Sized once before the run.
+// their second ended; the schedule check), the attempts sent (by send time: the retry
+// amplification), and every planned step. Sized once before the run. `planned` counts a hybrid
+// session once, at its arrival; `steps` counts all its steps there, since they are planned when
+// the user arrives (in the open model the two are equal). The connection check reads `steps`.
 struct per_second_load {
   std::vector<std::uint64_t> planned;
   std::vector<std::uint64_t> late;
   std::vector<std::uint64_t> attempts;
+  std::vector<std::uint64_t> steps;
   void add(const per_second_load& other);
 };
 

@@ -38,6 +38,7 @@ recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanosecond
   load_.planned.assign(seconds, 0);
   load_.late.assign(seconds, 0);
   load_.attempts.assign(seconds, 0);
+  load_.steps.assign(seconds, 0);
 }
 
 std::uint64_t& recorder::second_of(std::vector<std::uint64_t>& series, nanoseconds at) noexcept {
@@ -51,6 +52,7 @@ void recorder::on_planned(nanoseconds intended, std::uint16_t name, bool arrival
   c.planned++;
   if (&c != &measured_) return;
   if (arrival) second_of(load_.planned, intended)++;
+  second_of(load_.steps, intended)++;
   interval_at(intended).counts().planned++;
   if (!names_.empty()) names_[name].planned++;
 }

@@ -78,8 +78,8 @@ class recorder {
            nanoseconds horizon = {}, std::size_t names = 0,
            nanoseconds timeout = std::chrono::seconds(10));
 
-  // `arrival`: false for a session's later steps, which the per-second load (the schedule check)
-  // does not count: it counts arrivals.
+  // `arrival`: false for a session's later steps, which the per-second load's `planned` (the
+  // schedule check) does not count: it counts arrivals. Its `steps` counts every call.
   void on_planned(nanoseconds intended, std::uint16_t name = 0, bool arrival = true) noexcept;
   // A planned step its session never started (the session ended first, or the run did).
   void on_skipped(const request_times& t) noexcept;

@@ -211,6 +211,13 @@ struct config {
     }
     return open->plan.rate_per_s;
   }
+  // Whether the -c connections carry the planned load, so that -c is judged against it (in its
+  // busiest second when there is no one rate): the open model, and the hybrid model when users
+  // share them (connection: pool). A hybrid user's own connection carries its session alone,
+  // which the max_users check judges.
+  bool connections_carry_plan() const noexcept {
+    return plan() != nullptr && !(hybrid() && hybrid()->per_user);
+  }
   // True when the first-attempt sends follow one Poisson law: Poisson arrivals at a fixed rate
   // (stages change the rate mid-run). The hybrid model's plan is of users, and their later
   // steps send between arrivals. Only these send gaps are recorded and fitted.

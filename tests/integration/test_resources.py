@@ -7,6 +7,8 @@
 - Out of file descriptors mid-run (the limit lowered under the running process): `no_fds`.
 - A -c beyond the open-file limit is refused before anything is sent (exit 2, one line).
 - A second SIGINT exits at once (130) and leaves no partial output file.
+- A --max-queue far beyond the machine's memory is a ceiling, not a reservation: the run goes
+  on, and its peak RSS stays small.
 
 Usage: test_resources.py PATH_TO_PUNCTUAL
 """
@@ -103,6 +105,51 @@ def too_many_connections(binary):
     harness.check(len(lines) == 1 and "500" in lines[0], f"stderr: {proc.stderr!r}")
 
 
+# A healthy short run's peak RSS is a few tens of MB; a queue's ring taken up front for
+# --max-queue 1e9 would be ~100 GB (or a bad_alloc, exit 1).
+MAX_QUEUE_RSS_LIMIT_KB = 256 * 1024
+
+
+def wait_with_rusage(proc, timeout_s):
+    """Reaps PROC with wait4, for its own rusage; kills it past TIMEOUT_S."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage
+        if time.monotonic() > deadline:
+            proc.kill()
+        time.sleep(0.02)
+
+
+def huge_max_queue(binary):
+    work = tempfile.mkdtemp(prefix="punctual-max-queue-")
+    try:
+        with harness.punctual_serve(binary, "--service-time", "1ms", "--duration", "30s") as srv:
+            out = os.path.join(work, "r.json")
+            cmd = [binary, "run", "-t1", "-c2", "-R200", "-d500ms", "--max-queue", "1000000000",
+                   "--json", out, srv.url()]
+            started = time.monotonic()
+            with open(os.path.join(work, "stdout"), "w+") as stdout, \
+                    open(os.path.join(work, "stderr"), "w+") as stderr:
+                proc = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True)
+                usage = wait_with_rusage(proc, 20)
+                stdout.seek(0)
+                stderr.seek(0)
+                result = harness.Result(cmd, proc.returncode, stdout.read(), stderr.read(),
+                                        time.monotonic() - started, None)
+        if os.path.exists(out):
+            result.report = harness.load_report(out)
+        harness.check("bad_alloc" not in result.stderr, f"bad_alloc: {result.describe()}")
+        report = harness.require_report(result)
+        harness.check_eq(report["outcomes"].get("dropped", 0), 0, "dropped")
+        harness.check(usage.ru_maxrss < MAX_QUEUE_RSS_LIMIT_KB,
+                      f"peak RSS {usage.ru_maxrss} KB, over {MAX_QUEUE_RSS_LIMIT_KB} KB")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def second_interrupt(binary):
     work = tempfile.mkdtemp(prefix="punctual-sigint-")
     try:
@@ -135,6 +182,7 @@ def main():
     checks.run("out of descriptors mid-run is counted as no_fds", out_of_descriptors, binary)
     checks.run("-c beyond the open-file limit is refused up front", too_many_connections, binary)
     checks.run("a second SIGINT exits at once without partial files", second_interrupt, binary)
+    checks.run("--max-queue 1000000000 takes memory only for what waits", huge_max_queue, binary)
     checks.finish()
 
 

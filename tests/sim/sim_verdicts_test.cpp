@@ -331,13 +331,14 @@ TEST(sim_verdicts, drops_make_the_run_invalid) {
   EXPECT_EQ(check_named(r.doc, "dropped")["figure"], static_cast<double>(dropped));
 }
 
-// One connection for a 5 ms server at 1000 req/s: Little's law with 1.5x headroom asks for
-// ceil(1.5 x 1000/s x the mean service time), and the note and the text name that -c.
-TEST(sim_verdicts, too_few_connections_make_the_run_invalid_and_name_the_c_that_suffices) {
+// One connection for a 5 ms server planned 1000 requests a second: Little's law with 1.5x
+// headroom asks for ceil(1.5 x 1000/s x the mean service time), and the note and the text name
+// that -c. A plan without one rate (stages, a trace) is held to its busiest second, which the
+// note says: here every second plans 1000, so each plan fails as -R 1000 does.
+void expect_one_connection_too_few(const std::vector<std::string>& args, bool busiest_second) {
   surroundings around;
   around.server.service = {service_time::kind::constant, milliseconds(5)};
-  const cli_result r = run_judged(
-      command({"-t", "1", "-c", "1", "-R", "1000", "-d", "1500ms", "--timeout", "500ms"}), around);
+  const cli_result r = run_judged(args, around);
   EXPECT_EQ(r.exit_code, 4);
   expect_consistent(r);
   EXPECT_EQ(failed_gating(r.doc), std::set<std::string>{"connection_cap"});
@@ -349,9 +350,64 @@ TEST(sim_verdicts, too_few_connections_make_the_run_invalid_and_name_the_c_that_
   EXPECT_NEAR(c["threshold"].get<double>(), 1.5 * 1000 * mean / 1e9, 1e-9);
   const int needed = static_cast<int>(std::ceil(1.5 * 1000 * mean / 1e9));
   EXPECT_EQ(needed, 8);
+  const std::string note = c["note"].get<std::string>();
   const std::string suffices = "-c " + std::to_string(needed) + " would have sufficed";
-  EXPECT_NE(c["note"].get<std::string>().find(suffices), std::string::npos) << c["note"];
+  EXPECT_NE(note.find(suffices), std::string::npos) << note;
   EXPECT_NE(r.text.find(suffices), std::string::npos);
+  EXPECT_EQ(note.find("1000 req/s (the busiest second)") != std::string::npos, busiest_second)
+      << note;
+}
+
+TEST(sim_verdicts, too_few_connections_make_the_run_invalid_and_name_the_c_that_suffices) {
+  expect_one_connection_too_few(
+      command({"-t", "1", "-c", "1", "-R", "1000", "-d", "1500ms", "--timeout", "500ms"}), false);
+}
+
+TEST(sim_verdicts, too_few_connections_for_stages_make_the_run_invalid) {
+  expect_one_connection_too_few(
+      command({"-t", "1", "-c", "1", "-R", "1000", "--stages", "2s:1000", "--timeout", "500ms"}),
+      true);
+}
+
+TEST(sim_verdicts, too_few_connections_for_a_trace_make_the_run_invalid) {
+  std::string trace;
+  for (int i = 0; i < 2000; ++i) trace += std::to_string(i * 1'000'000) + "\n";
+  const scratch_dir dir("cap-trace");
+  expect_one_connection_too_few(command({"-t", "1", "-c", "1", "--schedule-in",
+                                         dir.write("trace.txt", trace), "--timeout", "500ms"}),
+                                true);
+}
+
+// A scenario whose users share the -c connections: 100 users a second, 5 steps each with no
+// think time, so the connections carry 500 steps a second. Each user holding a connection of
+// its own instead leaves only the max_users check.
+std::string pooled_scenario(const char* connection) {
+  std::string text = std::string("target: http://127.0.0.1:8080\nconnection: ") + connection +
+                     "\nmax_users: 400\nphases:\n  - {duration: 2s, arrival_rate: 100}\n"
+                     "scenarios:\n  - name: walk\n    steps:\n";
+  for (int k = 0; k < 5; ++k) text += "      - {name: s" + std::to_string(k) + ", path: /}\n";
+  return text;
+}
+
+TEST(sim_verdicts, a_hybrid_pool_short_of_connections_for_its_steps_is_invalid) {
+  surroundings around;
+  around.server.service = {service_time::kind::constant, milliseconds(5)};
+  const scratch_dir dir("cap-pool");
+  const cli_result pool = run_judged(
+      {"--scenario", dir.write("pool.yaml", pooled_scenario("pool")), "-t1", "-c2"}, around);
+  EXPECT_EQ(pool.exit_code, 4);
+  EXPECT_EQ(failed_gating(pool.doc), std::set<std::string>{"connection_cap"});
+  const json& c = check_named(pool.doc, "connection_cap");
+  const double mean = truth(*pool.sim, service_of).mean();
+  EXPECT_NEAR(c["threshold"].get<double>(), 1.5 * 500 * mean / 1e9, 1e-9);
+  EXPECT_NE(c["note"].get<std::string>().find("-c 2 cannot carry 500 req/s (the busiest second)"),
+            std::string::npos)
+      << c["note"];
+  const cli_result own =
+      run_judged({"--scenario", dir.write("own.yaml", pooled_scenario("per_user")), "-t1"}, around);
+  EXPECT_FALSE(has_check(own.doc, "connection_cap"));
+  EXPECT_TRUE(check_named(own.doc, "user_cap")["pass"].get<bool>());
+  EXPECT_EQ(own.exit_code, 0) << own.text;
 }
 
 // p99.99 named in an --slo needs 10 samples beyond it, 100,000 samples; 600 leave 0.06.

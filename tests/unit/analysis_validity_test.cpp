@@ -35,6 +35,7 @@ struct fixture {
   std::uint32_t connections = 64;
   std::chrono::nanoseconds window = 10s;
   punctual::record::per_second_load load;
+  bool carry_load = false;  // the connections carry a plan without one rate
   std::uint32_t max_users = 0;
   double mean_session_ns = 0;
   std::optional<std::chrono::nanoseconds> start_lag;
@@ -66,6 +67,7 @@ struct fixture {
                                          .slo_percentiles = slo,
                                          .window = window,
                                          .load = &load,
+                                         .connections_carry_load = carry_load,
                                          .max_users = max_users,
                                          .mean_session_ns = mean_session_ns,
                                          .start_lag = start_lag,
@@ -276,6 +278,85 @@ TEST(analysis_validity, user_cap_is_littles_law_on_the_busiest_second) {
   EXPECT_FALSE(r.valid());
   f.max_users = 3600;
   EXPECT_TRUE(find(f.run(), "user_cap").pass);
+}
+
+// Stages: no one rate, so -c is held to the busiest whole second of the planned load, here the
+// 1400 requests of second 2 (1.5 * 1400/s * ~4 ms = 8.4 connections), not to the mean.
+TEST(analysis_validity, connection_cap_without_one_rate_is_judged_on_the_busiest_second) {
+  fixture f;
+  f.rate.reset();
+  f.carry_load = true;
+  f.load.steps = {500, 1000, 1400, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 0};
+  const double mean = f.views[view::service_time].mean();
+  f.connections = 8;
+  auto r = f.run();
+  const auto& c = find(r, "connection_cap");
+  EXPECT_FALSE(c.pass);
+  EXPECT_DOUBLE_EQ(c.threshold, 1.5 * 1400 * mean / 1e9);
+  EXPECT_NE(c.note.find("-c 8 cannot carry 1400 req/s (the busiest second) at a mean service "
+                        "time of 4"),
+            std::string::npos)
+      << c.note;
+  EXPECT_NE(c.note.find("-c 9 would have sufficed"), std::string::npos) << c.note;
+  EXPECT_FALSE(r.valid());
+  f.connections = 9;
+  EXPECT_TRUE(find(f.run(), "connection_cap").pass);
+}
+
+// A trace replayed with -d 2.5s: the half second at its end is not judged (as in the schedule
+// check), however dense; a window shorter than a second is judged on its one second, scaled.
+TEST(analysis_validity, busiest_second_counts_whole_seconds_unless_there_are_none) {
+  punctual::record::per_second_load load;
+  load.steps = {100, 300, 400, 0};
+  EXPECT_DOUBLE_EQ(punctual::analysis::busiest_second_rate(load, 2500ms), 300);
+  EXPECT_DOUBLE_EQ(punctual::analysis::busiest_second_rate(load, 3s), 400);
+  load.steps = {400, 0};
+  EXPECT_DOUBLE_EQ(punctual::analysis::busiest_second_rate(load, 500ms), 800);
+  EXPECT_DOUBLE_EQ(punctual::analysis::busiest_second_rate(load, 0ms), 0);
+  load.steps.clear();
+  EXPECT_DOUBLE_EQ(punctual::analysis::busiest_second_rate(load, 2s), 0);
+
+  fixture f;  // the trace's run: 2.5 s, 4 ms service, 2 connections for 300 req/s at most
+  f.rate.reset();
+  f.carry_load = true;
+  f.window = 2500ms;
+  f.load.steps = {100, 300, 400, 0};
+  f.connections = 2;
+  const auto r = f.run();
+  const auto& c = find(r, "connection_cap");
+  EXPECT_TRUE(c.pass) << c.note;
+  EXPECT_DOUBLE_EQ(c.threshold, 1.5 * 300 * f.views[view::service_time].mean() / 1e9);
+}
+
+// A hybrid run whose users share the -c connections (connection: pool): the connections carry
+// every step, so -c is judged on the busiest second's steps (five per session here), while
+// max_users is judged on its arrivals.
+TEST(analysis_validity, a_hybrid_pool_is_judged_on_its_steps_and_max_users_on_its_arrivals) {
+  fixture f;
+  f.rate.reset();
+  f.carry_load = true;
+  f.load.planned.assign(11, 90);  // users/s
+  f.load.planned.back() = 0;
+  f.load.steps.assign(11, 450);  // steps/s: 1.5 * 450/s * ~4 ms = 2.7 connections
+  f.load.steps.back() = 0;
+  f.max_users = 300;
+  f.mean_session_ns = 2e9;  // 1.5 * 90/s * 2 s = 270 users
+  f.connections = 2;
+  auto r = f.run();
+  const auto& c = find(r, "connection_cap");
+  EXPECT_FALSE(c.pass);
+  EXPECT_DOUBLE_EQ(c.threshold, 1.5 * 450 * f.views[view::service_time].mean() / 1e9);
+  EXPECT_NE(c.note.find("450 req/s (the busiest second)"), std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("-c 3 would have sufficed"), std::string::npos) << c.note;
+  EXPECT_TRUE(find(r, "user_cap").pass) << find(r, "user_cap").note;
+  f.connections = 3;
+  EXPECT_TRUE(find(f.run(), "connection_cap").pass);
+  // Connections of their own (connection: per_user): max_users alone is judged.
+  f.carry_load = false;
+  f.connections = 1;
+  r = f.run();
+  EXPECT_FALSE(has(r, "connection_cap"));
+  EXPECT_TRUE(has(r, "user_cap"));
 }
 
 TEST(analysis_validity, closed_model_has_no_connection_check) {
