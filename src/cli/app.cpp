@@ -143,6 +143,9 @@ void add_run_options(CLI::App& cmd, run_options& o) {
                  "start the measured window at this wall-clock time (RFC 3339 or Unix seconds)");
   cmd.add_option("--out-dir", o.out_dir, "write shard-I-of-N.json and shard-I-of-N.hlog into DIR")
       ->check(not_empty);
+  cmd.add_option("--run-id", o.run_id,
+                 "name the run in its report, the same on every shard (default: from --start-at "
+                 "and the workload, else random)");
 }
 
 void add_run_command(CLI::App& app, command_runner& chosen) {

@@ -289,6 +289,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   apply_request_mix(o, *target.value, replay.get(), c);
   apply_tls_options(o, *target.value, c);
   c.target = connect_address(o, *target.value);
+  c.resolved_address = resolved_address(o, *target.value);
 
   c.command_line = command_line;
   c.target_url = http::to_string(*target.value);
@@ -307,6 +308,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   if (std::string note = apply_http_options(o, c); !note.empty())
     s.notes.push_back(std::move(note));
   apply_shard_options(o, c, net::unix_now());
+  if (std::string note = apply_run_identity(o, c, s.slo_bound); !note.empty())
+    s.notes.push_back(std::move(note));
   resolve_slo_names(s.slos, c);
   return s;
 }

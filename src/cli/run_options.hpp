@@ -67,6 +67,7 @@ struct run_options {
   std::string shard;     // I/N, or env/N (I from JOB_COMPLETION_INDEX)
   std::string start_at;  // RFC 3339 or Unix seconds: when the measured window starts
   std::string out_dir;   // DIR: shard-I-of-N.json and shard-I-of-N.hlog
+  std::string run_id;    // the run's id, the same on every shard; empty: derived or random
 };
 
 struct run_setup {

@@ -1,7 +1,5 @@
 #include "cli/shard_options.hpp"
 
-#include <openssl/evp.h>
-
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
@@ -13,7 +11,9 @@
 #include "analysis/text.hpp"
 #include "cli/command.hpp"
 #include "cli/run_options.hpp"
+#include "http/text.hpp"
 #include "run/describe.hpp"
+#include "run/workload_identity.hpp"
 
 namespace punctual::cli {
 namespace {
@@ -127,21 +127,6 @@ std::string read_whole(const std::string& path) {
   return s.str();
 }
 
-std::string sha256_hex(const std::string& text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    throw run_error("cannot compute SHA-256 of the plan");
-  }
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 15];
-  }
-  return out;
-}
-
 }  // namespace
 
 std::optional<shard_spec> try_parse_shard(std::string_view text, const char* job_index) noexcept {
@@ -193,9 +178,9 @@ std::string plan_digest(const run_options& o, const run::config& c) {
     << r.backoff_cap.count() << ' ' << r.attempt_timeout.count() << '\n';
   // The files by content: each pod mounts its own copy, wherever it is.
   for (const auto* path : {&o.requests_file, &o.scenario_file, &o.schedule_in}) {
-    p << "file " << (path->empty() ? std::string("-") : sha256_hex(read_whole(*path))) << '\n';
+    p << "file " << (path->empty() ? std::string("-") : run::sha256_hex(read_whole(*path))) << '\n';
   }
-  return sha256_hex(p.str());
+  return run::sha256_hex(p.str());
 }
 
 void apply_shard_options(const run_options& o, run::config& c, nanoseconds now_unix) {
@@ -228,6 +213,26 @@ void apply_shard_options(const run_options& o, run::config& c, nanoseconds now_u
     c.start_at = *at;
   }
   if (c.plan()) c.plan_sha256 = plan_digest(o, c);
+}
+
+std::string apply_run_identity(const run_options& o, run::config& c,
+                               analysis::bound_mode slo_bound) {
+  c.workload = run::identify_workload(c, slo_bound);
+  if (!o.run_id.empty()) {
+    if (const auto problem = run::run_id_problem(o.run_id))
+      throw usage_error("--run-id " + http::quoted(o.run_id) + ": " + *problem);
+    c.run_id = o.run_id;
+    return {};
+  }
+  if (c.start_at) {
+    c.run_id = run::derived_run_id(*c.start_at, c.workload.digest);
+    return {};
+  }
+  c.run_id = run::random_run_id();
+  if (c.shards() < 2) return {};
+  return "--shard " + o.shard +
+         " without --start-at or --run-id: this shard's run_id is random, and merge takes only "
+         "shards of one run_id; give every shard the same --run-id";
 }
 
 run_options with_out_dir(const run_options& o) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "analysis/slo.hpp"
 #include "run/config.hpp"
 
 namespace punctual::cli {
@@ -37,6 +38,13 @@ void apply_shard_options(const run_options& o, run::config& c, std::chrono::nano
 // the rate or stages, the seed, the duration, the warm-up, the timeout, the retry policy (less
 // its per-shard budget) and the bytes of the --requests, --scenario and --schedule-in files.
 std::string plan_digest(const run_options& o, const run::config& c);
+
+// Sets the workload identity (run/workload_identity.hpp) and the run's id: --run-id, else one
+// derived from --start-at and the workload's digest (the same on every shard started together),
+// else a random one. Returns a note for stderr (a shard whose id no other shard will share), or
+// an empty text.
+std::string apply_run_identity(const run_options& o, run::config& c,
+                               analysis::bound_mode slo_bound);
 
 // The options with --out-dir's outputs filled in (DIR/shard-I-of-N.json and .hlog; the
 // directory is made if missing).

@@ -80,12 +80,18 @@ void apply_tls_options(const run_options& o, const http::url& target, run::confi
   if (auto error = net::check_tls_client(tls)) throw usage_error(*error);
 }
 
-net::address connect_address(const run_options& o, const http::url& target) {
-  std::string host = target.host;
+std::string resolved_address(const run_options& o, const http::url& target) {
+  std::string address;
   for (const auto& text : o.resolve) {
     const resolve_entry e = parse_resolve(text);
-    if (e.host == target.host && e.port == target.port) host = e.address;
+    if (e.host == target.host && e.port == target.port) address = e.address;
   }
+  return address;
+}
+
+net::address connect_address(const run_options& o, const http::url& target) {
+  const std::string resolved = resolved_address(o, target);
+  const std::string host = resolved.empty() ? target.host : resolved;
   net::address address;
   std::string error;
   if (!net::resolve(host, target.port, address, error)) throw usage_error(error);

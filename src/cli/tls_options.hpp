@@ -12,6 +12,10 @@ namespace punctual::cli {
 // files (exit 2 with one line, as usage_error).
 void apply_tls_options(const run_options& o, const http::url& target, run::config& config);
 
+// The address the last --resolve HOST:PORT:ADDR matching the target names; empty when none
+// does. Throws usage_error for a malformed --resolve.
+std::string resolved_address(const run_options& o, const http::url& target);
+
 // Where to connect: the target's host, or the address a matching --resolve HOST:PORT:ADDR
 // names. Throws usage_error for a malformed --resolve or a name that does not resolve.
 net::address connect_address(const run_options& o, const http::url& target);

@@ -3,6 +3,7 @@
 #include "report/json.hpp"
 #include "report/run_report.hpp"
 #include "report/sections.hpp"
+#include "report/workload_report.hpp"
 #include "run/describe.hpp"
 #include "schedule/plan.hpp"
 #include "schedule/trace.hpp"
@@ -14,7 +15,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // docs/report.schema.json describes this document; bump only on an incompatible change.
-constexpr int schema_version = 1;
+constexpr int schema_version = 2;
 
 std::string percentile_key(double p) {
   char buf[32];
@@ -132,11 +133,8 @@ constexpr std::array<const char*, 15> h2_error_names{"NO_ERROR",
 
 json protocol_json(const run::config& config, const run::result& r) {
   const run::protocol_counts spoken = r.protocols();
-  const char* requested = config.http == run::http_version::http1   ? "1.1"
-                          : config.http == run::http_version::http2 ? "2"
-                                                                    : "auto";
   json p{{"name", spoken.mostly_h2() ? "h2" : "http/1.1"},
-         {"requested", requested},
+         {"requested", run::name(config.http)},
          {"connections",
           {{"h2", spoken.h2},
            {"http/1.1", spoken.http1},
@@ -254,6 +252,8 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"punctual", {{"version", "0.1.0"}}},
            {"command_line", config.command_line},
            {"target", config.target_url},
+           {"run_id", config.run_id},
+           {"workload", workload_json(config)},
            {"model", model_json(config, r)},
            {"correction", correction_json(config)},
            {"schedule", schedule_json(config, r)},

@@ -11,9 +11,11 @@
 #include <map>
 
 #include "analysis/text.hpp"
+#include "http/text.hpp"
 #include "punctual/histogram/codec.hpp"
 #include "report/merged_parts.hpp"
 #include "report/sections.hpp"
+#include "report/workload_report.hpp"
 #include "schedule/plan.hpp"
 
 namespace punctual::report {
@@ -26,6 +28,8 @@ struct shard_id {
   std::uint32_t count = 0;
   std::string plan;
   json start_at;  // null without --start-at
+  run::workload_identity workload;
+  std::string run_id;
 };
 
 shard_id id_of(const shard_report& s) {
@@ -38,10 +42,48 @@ shard_id id_of(const shard_report& s) {
   if (schedule["shard"]["index"].is_null()) {
     throw merge_refused(s.name + ": already a merged report, not a shard's");
   }
+  if (!s.doc.contains("workload") || !s.doc.contains("run_id")) {
+    throw merge_refused(s.name +
+                        ": no workload and no run_id (a report older than schema_version 2): "
+                        "run the shard again with this punctual");
+  }
   return {schedule["shard"]["index"].get<std::uint32_t>(),
           schedule["shard"]["count"].get<std::uint32_t>(),
           schedule["plan_sha256"].get<std::string>(),
-          schedule.value("start_at_unix_ns", json(nullptr))};
+          schedule.value("start_at_unix_ns", json(nullptr)),
+          workload_of(s.doc),
+          s.doc.at("run_id").get<std::string>()};
+}
+
+// Refuses a shard that is not of the same run as the first report: another shard count, another
+// workload (first difference named), another plan, another --start-at or another run id.
+void check_same_run(const shard_report& s, const shard_id& id, const shard_report& first_report,
+                    const shard_id& first) {
+  const auto who = [](const shard_report& r, const shard_id& i) {
+    return r.name + " (shard " + std::to_string(i.index) + ")";
+  };
+  if (id.count != first.count) {
+    throw merge_refused(s.name + " is a shard of " + std::to_string(id.count) + ", " +
+                        first_report.name + " of " + std::to_string(first.count));
+  }
+  if (const auto difference = run::workload_difference(id.workload, first.workload)) {
+    throw merge_refused(who(s, id) + " differs from " + who(first_report, first) +
+                        " in workload: " + *difference);
+  }
+  if (id.plan != first.plan) {
+    throw merge_refused(s.name + " ran another plan than " + first_report.name + " (plan_sha256 " +
+                        id.plan.substr(0, 12) + "... against " + first.plan.substr(0, 12) + "...)");
+  }
+  if (id.start_at != first.start_at) {
+    throw merge_refused(s.name + " started its window at another --start-at than " +
+                        first_report.name + " (" + id.start_at.dump() + " against " +
+                        first.start_at.dump() + " Unix ns): not one run");
+  }
+  if (id.run_id != first.run_id) {
+    throw merge_refused(s.name + " is of run " + http::quoted(id.run_id) + ", " +
+                        first_report.name + " of run " + http::quoted(first.run_id) +
+                        ": not one run (give every shard the same --run-id or --start-at)");
+  }
 }
 
 // "shard 2 of 3 is missing", "shards 1, 4 and 9 more of 64 are missing".
@@ -147,6 +189,8 @@ void merge_model(const std::vector<shard_report>& shards, json& doc) {
   }
   doc["model"]["connections"] = connections;
   doc["model"]["threads"] = threads;
+  doc["workload"]["connections"] = connections;
+  doc["workload"]["threads"] = threads;
   doc["generator"]["workers"] = workers;
 }
 
@@ -219,21 +263,8 @@ void order_shards(std::vector<shard_report>& shards) {
   std::vector<std::size_t> at(first.count, none);  // which input is each shard
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const shard_id& id = ids[i];
-    if (id.count != first.count) {
-      throw merge_refused(shards[i].name + " is a shard of " + std::to_string(id.count) + ", " +
-                          shards[0].name + " of " + std::to_string(first.count));
-    }
-    if (id.plan != first.plan) {
-      throw merge_refused(shards[i].name + " ran another plan than " + shards[0].name +
-                          " (plan_sha256 " + id.plan.substr(0, 12) + "... against " +
-                          first.plan.substr(0, 12) + "...)");
-    }
+    check_same_run(shards[i], id, shards[0], first);
     if (id.index >= id.count) throw merge_refused(shards[i].name + ": shard index out of range");
-    if (id.start_at != first.start_at) {
-      throw merge_refused(shards[i].name + " started its window at another --start-at than " +
-                          shards[0].name + " (" + id.start_at.dump() + " against " +
-                          first.start_at.dump() + " Unix ns): not one run");
-    }
     if (at[id.index] != none) {
       throw merge_refused("shard " + std::to_string(id.index) + " of " + std::to_string(id.count) +
                           " is given twice: " + shards[at[id.index]].name + " and " +

@@ -17,6 +17,7 @@
 #include "net/socket.hpp"
 #include "net/tls.hpp"
 #include "record/outcome.hpp"
+#include "run/workload_identity.hpp"
 #include "schedule/plan.hpp"
 #include "schedule/think.hpp"
 
@@ -129,9 +130,10 @@ using load_model = std::variant<open_model, closed_model, hybrid_model>;
 
 struct config {
   std::vector<std::string> command_line;
-  std::string target_url;      // as reports name it
-  net::address target;         // where connections go (after --resolve)
-  net::tls_client_config tls;  // https:// targets; verification is on unless --insecure
+  std::string target_url;        // as reports name it
+  net::address target;           // where connections go (after --resolve)
+  std::string resolved_address;  // what --resolve gave the target's host and port; empty: none
+  net::tls_client_config tls;    // https:// targets; verification is on unless --insecure
 
   std::string request;  // the encoded request bytes, sent as-is each time (no mix)
   bool head_request = false;
@@ -161,6 +163,10 @@ struct config {
   // instead of just after the connections open; plan_sha256 names the global plan.
   std::optional<nanoseconds> start_at;
   std::string plan_sha256;
+  // What the load is and how it is judged (run/workload_identity.hpp), and which run this
+  // process is part of: the same on every shard of one run.
+  workload_identity workload;
+  std::string run_id;
   std::uint32_t shards() const noexcept { return plan() ? plan()->shards : 1; }
   std::uint32_t shard_index() const noexcept { return plan() ? plan()->shard_index : 0; }
 

@@ -10,9 +10,7 @@ std::string shard_name(const config& c) {
   return "shard " + std::to_string(c.shard_index()) + " of " + std::to_string(c.shards());
 }
 
-namespace {
-
-std::string cause_list(std::uint32_t mask) {
+std::string retry_causes(std::uint32_t mask) {
   std::string out;
   for (std::size_t i = 0; i < record::retry_cause_count; ++i) {
     if (!((mask >> i) & 1U)) continue;
@@ -22,7 +20,17 @@ std::string cause_list(std::uint32_t mask) {
   return out;
 }
 
-}  // namespace
+const char* name(http_version h) noexcept {
+  switch (h) {
+    case http_version::http1:
+      return "1.1";
+    case http_version::http2:
+      return "2";
+    case http_version::automatic:
+      return "auto";
+  }
+  return "?";
+}
 
 const char* name(model_kind m) noexcept {
   switch (m) {
@@ -75,7 +83,7 @@ const char* name(schedule::arrival_kind a) noexcept {
 std::string describe(const retry_policy& p) {
   if (!p.enabled()) return "none";
   std::string text = "up to " + std::to_string(p.retries) +
-                     (p.retries == 1 ? " retry" : " retries") + " on " + cause_list(p.on) +
+                     (p.retries == 1 ? " retry" : " retries") + " on " + retry_causes(p.on) +
                      ", backoff exp " + analysis::duration_text(p.backoff_base) + ".." +
                      analysis::duration_text(p.backoff_cap) + " with full jitter";
   if (p.attempt_timeout.count() > 0) {

@@ -15,6 +15,11 @@ std::string shard_name(const config& c);
 const char* name(model_kind m) noexcept;
 const char* name(precision_mode p) noexcept;
 const char* name(schedule::arrival_kind a) noexcept;
+// "1.1", "2", "auto": as --http takes it.
+const char* name(http_version h) noexcept;
+
+// "5xx,429,reset": the causes a retry policy's mask names, in record::retry_cause order.
+std::string retry_causes(std::uint32_t mask);
 
 // "2s", "uniform:1s..3s", "exp:2s": as scenario files write think times.
 std::string describe(const schedule::think_time& t);

@@ -7,6 +7,7 @@ Needs only the standard library and jsonschema (Debian's python3-jsonschema, ins
 scripts/install-deps.sh); the schema is loaded and checked once, on first use.
 """
 
+import hashlib
 import json
 import os
 
@@ -98,7 +99,18 @@ def _check_sums(report):
         if warmup["planned"] != warmup_sum:
             problems.append(f"report.warmup.planned: {warmup['planned']}, but the warm-up outcomes "
                             f"add up to {warmup_sum} ({warmup['outcomes']})")
+    digest = _workload_digest(report["workload"]["fields"])
+    if digest != report["workload"]["digest"]:
+        problems.append(f"report.workload.digest: {report['workload']['digest']}, but the fields "
+                        f"encode to {digest}")
     return problems
+
+
+def _workload_digest(fields):
+    """The SHA-256 the schema describes: each name and value as LENGTH:BYTES, in order."""
+    encoded = b"".join(b"%d:%s" % (len(text.encode()), text.encode())
+                       for name, value in fields.items() for text in (name, value))
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def validate(report):

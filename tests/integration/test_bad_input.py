@@ -94,6 +94,9 @@ def cases(url, traces):
         ("space in path", ["run", *ok, "http://127.0.0.1:9/a b"], "a b"),
         ("unterminated IPv6", ["run", *ok, "http://[::1/"], "[::1"),
         ("user info", ["run", *ok, "http://user@127.0.0.1:9/"], "user@"),
+        # the run's id
+        ("run id with a space", ["run", *ok, "--run-id", "a run", url], "--run-id 'a run'"),
+        ("run id too long", ["run", *ok, "--run-id", "x" * 65, url], "1 to 64"),
         # durations
         ("zero duration", ["run", "-R", "100", "-d", "0s", url], "duration"),
         ("negative duration", ["run", "-R", "100", "-d", "-5s", url], "-5s"),

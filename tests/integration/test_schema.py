@@ -171,8 +171,20 @@ def percentile_key_extra(r):
     r["latency"]["send_lag"]["percentiles_ns"]["95"] = 0
 
 
-def schema_version_2(r):
-    r["schema_version"] = 2
+def schema_version_1(r):
+    r["schema_version"] = 1
+
+
+def workload_missing(r):
+    del r["workload"]
+
+
+def workload_field_edited(r):
+    r["workload"]["fields"]["expect_status"] = "200"
+
+
+def run_id_with_a_space(r):
+    r["run_id"] = "a run"
 
 
 def negative_count(r):
@@ -224,7 +236,12 @@ MUTATIONS = (
      expected_interval_without_ns, "'expected_interval_ns' is a required property"),
     ("percentiles_ns key missing", "open-constant", percentile_key_missing, "'99.9' is a required property"),
     ("percentiles_ns key extra", "open-constant", percentile_key_extra, "report.latency.send_lag.percentiles_ns"),
-    ("schema_version 2", "open-constant", schema_version_2, "report.schema_version"),
+    ("schema_version 1", "open-constant", schema_version_1, "report.schema_version"),
+    ("no workload (a version 1 report)", "open-constant", workload_missing,
+     "'workload' is a required property"),
+    ("a workload field edited, not its digest", "closed", workload_field_edited,
+     "report.workload.digest"),
+    ("run_id with a space", "open-constant", run_id_with_a_space, "report.run_id"),
     ("negative count", "open-constant", negative_count, "report.latency.queue_wait.count"),
     ("socket_errors not summing to socket_error", "open-socket-errors", socket_errors_do_not_sum,
      "outcomes.socket_error"),

@@ -6,6 +6,7 @@
 #include "cli/app.hpp"
 #include "cli/command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/shard_options.hpp"
 #include "punctual/histogram/interval_log.hpp"
 
 namespace punctual::sim {
@@ -14,8 +15,16 @@ cli_result run_cli(const std::vector<std::string>& args, const surroundings& aro
   cli_result out;
   std::vector<std::string> command_line{"punctual", "run"};
   command_line.insert(command_line.end(), args.begin(), args.end());
-  out.setup = cli::build_run(cli::parse_run_options(args), command_line);
-  if (around.start_at) out.setup.config.start_at = around.start_at;
+  const cli::run_options options = cli::parse_run_options(args);
+  out.setup = cli::build_run(options, command_line);
+  if (around.start_at) {
+    out.setup.config.start_at = around.start_at;
+    // The run's id follows --start-at, as it would had the option named this instant.
+    cli::apply_run_identity(options, out.setup.config, out.setup.slo_bound);
+  } else if (options.run_id.empty()) {
+    // A random id would make one seed's report differ from run to run: name it by the seed.
+    out.setup.config.run_id = "sim-" + std::to_string(around.seed);
+  }
   setup s;
   s.config = out.setup.config;
   s.server = around.server;

@@ -533,6 +533,16 @@ TEST(sim_merge, refusals_exit_2_with_one_line) {
       run_group(2, "other-seed", seed_8, start_at(), [](std::uint32_t, surroundings&) {});
   const group other_start = run_group(2, "other-start", plan_args, start_at() + milliseconds(1000),
                                       [](std::uint32_t, surroundings&) {});
+  // Judged by another rule: the same plan, but only a 200 counts as ok.
+  auto strict = plan_args;
+  strict.insert(strict.end(), {"--expect-status", "200"});
+  const group other_rule =
+      run_group(2, "other-rule", strict, start_at(), [](std::uint32_t, surroundings&) {});
+  // Named as another run, though started together.
+  auto named = plan_args;
+  named.insert(named.end(), {"--run-id", "another-run"});
+  const group other_run =
+      run_group(2, "other-run", named, start_at(), [](std::uint32_t, surroundings&) {});
   fs::create_directories(scratch() / "dup");
   const fs::path dup = scratch() / "dup" / "shard-1-of-3.json";
   fs::copy_file(three.files[1], dup, fs::copy_options::overwrite_existing);
@@ -543,6 +553,10 @@ TEST(sim_merge, refusals_exit_2_with_one_line) {
   const std::string merged_path = (scratch() / "refusal-merged.json").string();
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
       {{two.files[0], other_plan.files[1]}, "ran another plan"},
+      {{two.files[0], other_rule.files[1]},
+       "(shard 1) differs from " + two.files[0] +
+           " (shard 0) in workload: expect_status \"200\" vs \"200-399\""},
+      {{two.files[0], other_run.files[1]}, "is of run 'another-run'"},
       {{three.files[0], three.files[1]}, "shard 2 of 3 is missing"},
       {{three.files[0], three.files[1], three.files[2], dup.string()}, "given twice"},
       {{two.files[0], three.files[1], three.files[2]}, "is a shard of 3"},

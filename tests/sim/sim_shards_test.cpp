@@ -92,7 +92,9 @@ TEST(sim_shards, merged_shards_add_up_exactly) {
     bool alike = d.alike;
     for (std::uint32_t i = 0; i < n; ++i) {
       auto args = d.args;
-      args.insert(args.end() - 1, {"--shard", fmt::format("{}/{}", i, n)});
+      // Without --start-at, only a shared --run-id makes the shards one run.
+      args.insert(args.end() - 1, {"--shard", fmt::format("{}/{}", i, n), "--run-id",
+                                   fmt::format("seed-{}", seed)});
       runs.push_back(run_cli(args, d.around));
       const auto path = dir / fmt::format("shard-{}.hlog", i);
       std::ofstream(path) << runs.back().hlog;

@@ -22,7 +22,11 @@ ordered_json check_json(const char* name, double figure, double threshold, bool 
 shard_report shard_with(std::uint32_t index, std::uint32_t count, ordered_json checks) {
   shard_report s;
   s.name = "shard-" + std::to_string(index) + ".json";
-  s.doc = {{"schedule",
+  s.doc = {{"run_id", "run-a"},
+           {"workload",
+            {{"digest", std::string(64, 'c')},
+             {"fields", {{"model", "open"}, {"expect_status", "200-399"}}}}},
+           {"schedule",
             {{"shard", {{"index", index}, {"count", count}}},
              {"plan_sha256", std::string(64, 'a')},
              {"start_at_unix_ns", 5}}},
@@ -81,6 +85,35 @@ TEST(merged_checks, order_shards_refuses_what_is_not_one_run) {
   auto other_start = shard_with(1, 2, empty);
   other_start.doc["schedule"]["start_at_unix_ns"] = 6;
   EXPECT_NE(refusal({shard_with(0, 2, empty), other_start}).find("another --start-at"),
+            std::string::npos);
+}
+
+// Shards judged by other rules, or of another run, are not one run's: the refusal names the
+// first field of the workload that differs, or the run ids.
+TEST(merged_checks, order_shards_refuses_another_workload_or_run) {
+  const auto empty = ordered_json::array();
+  auto stricter = shard_with(1, 2, empty);
+  stricter.doc["workload"]["digest"] = std::string(64, 'd');
+  stricter.doc["workload"]["fields"]["expect_status"] = "200";
+  EXPECT_EQ(refusal({shard_with(0, 2, empty), stricter}),
+            "shard-1.json (shard 1) differs from shard-0.json (shard 0) in workload: "
+            "expect_status \"200\" vs \"200-399\"");
+  auto edited = shard_with(1, 2, empty);
+  edited.doc["workload"]["digest"] = std::string(64, 'd');
+  EXPECT_NE(refusal({shard_with(0, 2, empty), edited}).find("in workload: digest \"dddd"),
+            std::string::npos);
+  auto other_run = shard_with(1, 2, empty);
+  other_run.doc["run_id"] = "run-b";
+  EXPECT_EQ(refusal({shard_with(0, 2, empty), other_run}),
+            "shard-1.json is of run 'run-b', shard-0.json of run 'run-a': not one run (give every "
+            "shard the same --run-id or --start-at)");
+  auto older = shard_with(1, 2, empty);
+  older.doc.erase("workload");
+  EXPECT_NE(refusal({shard_with(0, 2, empty), older}).find("older than schema_version 2"),
+            std::string::npos);
+  auto garbled = shard_with(1, 2, empty);
+  garbled.doc["workload"]["fields"]["model"] = 7;
+  EXPECT_NE(refusal({shard_with(0, 2, empty), garbled}).find("not a punctual run report"),
             std::string::npos);
 }
 

@@ -30,24 +30,7 @@ const std::string one_scenario =
     "    steps:\n"
     "      - {name: s, path: /}\n";
 
-// A folder of its own for files a test writes, removed at the end of the test.
-class temp_dir {
- public:
-  temp_dir()
-      : path_(std::filesystem::temp_directory_path() /
-              ("punctual-scenario-test-" + std::to_string(::getpid()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ~temp_dir() { std::filesystem::remove_all(path_); }
-  std::string write(const std::string& name, const std::string& text) const {
-    const auto file = path_ / name;
-    std::ofstream(file, std::ios::binary) << text;
-    return file.string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using punctual::test::temp_dir;
 
 TEST(scenario_file, reads_every_key) {
   const temp_dir dir;
