@@ -80,6 +80,10 @@ void add_run_options(CLI::App& cmd, run_options& o) {
          "--max-streams", o.max_streams,
          "HTTP/2: streams per connection at most (default 100, within the server's SETTINGS)")
       ->each([&o](const std::string&) { o.max_streams_given = true; });
+  cmd.add_option("--request-id-header", o.request_id_header,
+                 "send each request's schedule index (--schedule-out's INDEX) in header NAME, "
+                 "e.g. x-request-id, to join server logs to the schedule")
+      ->each([&o](const std::string&) { o.request_id_header_given = true; });
   cmd.add_option("-m,--method", o.method, "HTTP method (default GET)");
   // Repeatable options take one value per use, so a URL after them stays the URL.
   cmd.add_option("-H,--header", o.headers, "extra header 'Name: value' (repeatable)")
@@ -182,6 +186,9 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
   cmd->add_option("--stall-log", c.stall_log_path, "write one JSON line per stall taken");
   cmd->add_option("--arrival-log", c.arrival_log_path,
                   "write '<arrival_mono_ns> <answered_mono_ns>' per request at exit");
+  cmd->add_option("--arrival-log-id-header", c.arrival_log_id_header,
+                  "--arrival-log: add a third column, the value of request header NAME (e.g. "
+                  "the x-request-id of punctual run --request-id-header)");
   cmd->add_option("--duration", options->duration_text, "stop by itself after this long");
   cmd->add_option("--fault", options->fault_texts,
                   "KIND:FRACTION (repeatable): that fraction of requests (of connections for "

@@ -307,6 +307,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   }
   if (std::string note = apply_http_options(o, c); !note.empty())
     s.notes.push_back(std::move(note));
+  apply_request_id_header(o, c);
   apply_shard_options(o, c, net::unix_now());
   if (std::string note = apply_run_identity(o, c, s.slo_bound); !note.empty())
     s.notes.push_back(std::move(note));

@@ -32,6 +32,8 @@ struct run_options {
   std::string http = "1.1";         // --http 1.1|2|auto
   std::uint32_t max_streams = 100;  // --max-streams: HTTP/2 streams per connection
   bool max_streams_given = false;
+  std::string request_id_header;  // --request-id-header NAME: each request's id in header NAME
+  bool request_id_header_given = false;
   std::string method = "GET";
   std::vector<std::string> headers;
   std::string body;

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -14,6 +15,7 @@
 
 #include "cli/command.hpp"
 #include "cli/units.hpp"
+#include "http/text.hpp"
 #include "server/server.hpp"
 
 namespace punctual::cli {
@@ -80,7 +82,21 @@ void parse_faults(const std::vector<std::string>& texts, server::server_config& 
   }
 }
 
+// --arrival-log-id-header NAME: a header name, logged only where there is a log.
+void check_id_header(const server::server_config& config) {
+  const std::string& name = config.arrival_log_id_header;
+  if (name.empty()) return;
+  if (!std::all_of(name.begin(), name.end(), http::is_token_char)) {
+    throw usage_error("--arrival-log-id-header " + http::quoted(name) +
+                      ": expected a header name such as x-request-id");
+  }
+  if (config.arrival_log_path.empty()) {
+    throw usage_error("--arrival-log-id-header: needs --arrival-log, where its values go");
+  }
+}
+
 server::server_config finish_config(serve_options& o) {
+  check_id_header(o.config);
   // Faults are HTTP/1.1 byte tricks (a garbled status line, a close-delimited body...).
   if (o.config.http2 && !o.fault_texts.empty()) {
     throw usage_error("--fault " + o.fault_texts.front() + " is not available with --http2");

@@ -39,6 +39,12 @@ record::socket_reason reason_of(net::failure_kind kind) noexcept {
   return record::socket_reason::connect;
 }
 
+// The planned request an attempt belongs to, for a codec that names it on the wire: a session's
+// step (it has an arrival) is named by its step too.
+http::request_id id_of(const record::request_times& t) noexcept {
+  return {t.index, t.arrival.count() != 0 ? static_cast<std::int32_t>(t.step) : -1};
+}
+
 // The --retry-on class of a socket failure, if it has one. A connection that dies mid-request,
 // by RST or by FIN, counts as `reset`; a failed set-up as `connect`; a malformed response and a
 // certificate that does not verify are not retried.
@@ -164,8 +170,10 @@ void worker::send_request(slot& s, nanoseconds now) {
   if (tap_) tap_->on_sent(id_, s.times, s.connection);
   const bool begun =
       c.codec->begin(local_index(s), {s.request.bytes, s.request.head, s.request.expect_body,
-                                      s.keeps_response ? &s.response : nullptr});
-  recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : s.request.bytes.size());
+                                      s.keeps_response ? &s.response : nullptr, id_of(s.times)});
+  // A codec that counts at the send has the whole request to write once it began: the bytes
+  // that go on the wire, with whatever a decorator added (the request id header).
+  recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : c.codec->output().size());
   if (!begun) return fail_connection(c, record::socket_reason::h2_protocol, now);
   // HTTP/2 frames the requests of one turn of the loop together: one write per connection for
   // all of them (flush_deferred, before the worker waits), as a browser's or h2load's do.

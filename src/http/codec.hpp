@@ -56,15 +56,24 @@ class codec_sink {
   ~codec_sink() = default;
 };
 
+// Which planned request an attempt belongs to, the same for its retries and resends: its index
+// in the schedule and, for a step of a session, the step's position in its scenario.
+struct request_id {
+  std::uint64_t index = 0;
+  std::int32_t step = -1;  // -1: not a session's step
+};
+
 // A request to send, as the engine holds it: HTTP/1.1 bytes (a codec for another protocol
 // translates them), whether it is a HEAD request (no response body), a needle searched for in
 // the body (it outlives the response) and, when given, where the response is kept whole (up to
-// max_kept_response; a longer one is cut there). The bytes stay valid until the slot ends.
+// max_kept_response; a longer one is cut there). The bytes stay valid until the slot ends. The
+// id is for a codec that names the request on the wire (request_id_codec.hpp); others ignore it.
 struct outgoing_request {
   std::string_view bytes;
   bool head = false;
   const body_needle* needle = nullptr;
   std::string* keep = nullptr;
+  request_id id{};
 };
 
 class codec {

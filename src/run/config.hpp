@@ -144,6 +144,8 @@ struct config {
   bool keep_alive = true;
   http_version http = http_version::http1;
   std::uint32_t max_streams = 100;  // HTTP/2: streams per connection, within the server's SETTINGS
+  // --request-id-header: each attempt names its planned request in this header (empty: none).
+  std::string request_id_header;
 
   load_model model = open_model{};
   nanoseconds warmup{};

@@ -29,17 +29,44 @@ void arrival_recorder::append_to(std::vector<arrival_entry>& out) const {
   }
 }
 
-void write_arrival_log(const std::string& path, std::vector<arrival_entry> entries) {
+namespace {
+
+// The tag as one whitespace-free word (write_arrival_log says how).
+void write_tag(std::FILE* f, std::string_view tag) {
+  if (tag.empty()) {
+    std::fputs(" -", f);
+    return;
+  }
+  std::fputc(' ', f);
+  for (const char c : tag) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || c == '%') {
+      std::fprintf(f, "%%%02X", u);
+    } else {
+      std::fputc(c, f);
+    }
+  }
+}
+
+}  // namespace
+
+void write_arrival_log(const std::string& path, std::vector<arrival_entry> entries,
+                       std::string_view id_header) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const arrival_entry& a, const arrival_entry& b) {
                      return a.arrival_mono_ns < b.arrival_mono_ns;
                    });
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  std::fputs("# arrival_mono_ns answered_mono_ns\n", f);
+  std::fputs("# arrival_mono_ns answered_mono_ns", f);
+  if (!id_header.empty())
+    std::fprintf(f, " %.*s", static_cast<int>(id_header.size()), id_header.data());
+  std::fputc('\n', f);
   for (const arrival_entry& e : entries) {
-    std::fprintf(f, "%lld %lld\n", static_cast<long long>(e.arrival_mono_ns),
+    std::fprintf(f, "%lld %lld", static_cast<long long>(e.arrival_mono_ns),
                  static_cast<long long>(e.answered_mono_ns));
+    if (!id_header.empty()) write_tag(f, e.tag.view());
+    std::fputc('\n', f);
   }
   const bool failed = std::ferror(f) != 0;
   if (std::fclose(f) != 0 || failed) throw std::runtime_error("cannot write " + path);

@@ -135,13 +135,14 @@ void connection::on_bytes(std::string_view data, nanoseconds arrival, answer_pol
       r.due = std::max(arrival + policy.service.next(), last_due_);
       r.keep_alive = ev.keep_alive;
       r.fault = policy.faults.next();
+      if (!policy.id_header.empty()) r.tag.assign(request_header(ev.head, policy.id_header));
       if (policy.mark_late.count() > 0 && r.due - arrival >= policy.mark_late) {
         r.kind = response_kind::late;
       }
       queue(r);
       reading_closed_ = !ev.keep_alive || closes_connection(r.fault.kind);
     } else if (ev.what == request_event::kind::error) {
-      queue({arrival, arrival, response_kind::bad_request, false, {}});
+      queue({arrival, arrival, response_kind::bad_request, false, {}, {}});
       reading_closed_ = true;
     }
   }
@@ -164,10 +165,10 @@ void connection::start_response(const pending_response& r, nanoseconds now,
   last_activity_ = now;
   if (r.fault.kind == fault_kind::never) {
     muted_ = true;
-    recorder.record(r.arrival, nanoseconds{0});
+    recorder.record(r.arrival, nanoseconds{0}, r.tag);
     return;
   }
-  recorder.record(r.arrival, now);
+  recorder.record(r.arrival, now, r.tag);
   close_after_write_ = !r.keep_alive || closes_connection(r.fault.kind);
   const bool late = r.kind == response_kind::late;
   switch (r.fault.kind) {
@@ -249,7 +250,7 @@ connection::status connection::flush(nanoseconds now, const response_set& respon
     const pending_response r = pending_.front();
     pending_.pop();
     if (muted_) {
-      recorder.record(r.arrival, nanoseconds{0});
+      recorder.record(r.arrival, nanoseconds{0}, r.tag);
     } else {
       start_response(r, now, responses, recorder);
     }
@@ -305,7 +306,7 @@ connection::status connection::flush_h2(nanoseconds now, arrival_recorder& recor
 void connection::abandon(arrival_recorder& recorder) {
   if (h2_) h2_->abandon(recorder);
   while (!pending_.empty()) {
-    recorder.record(pending_.front().arrival, nanoseconds{0});
+    recorder.record(pending_.front().arrival, nanoseconds{0}, pending_.front().tag);
     pending_.pop();
   }
 }

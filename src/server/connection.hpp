@@ -35,6 +35,7 @@ struct pending_response {
   response_kind kind = response_kind::ok;
   bool keep_alive = true;
   fault_choice fault;
+  request_tag tag;  // for the arrival log
 };
 
 // FIFO ring that keeps its storage: pushing allocates only when it outgrows its capacity.
@@ -60,13 +61,15 @@ struct answer_policy {
         faults(config.faults, config.seed, stream),
         connection_faults(config.connection_faults, config.seed, stream),
         mark_late(config.mark_late),
-        idle_close(config.idle_close) {}
+        idle_close(config.idle_close),
+        id_header(config.arrival_log_id_header) {}
 
   service_sampler service;
   fault_picker faults;
   connection_fault_picker connection_faults;
   std::chrono::nanoseconds mark_late;
   std::chrono::nanoseconds idle_close;
+  std::string id_header;  // the header whose value the arrival log keeps (empty: none)
 };
 
 class connection {

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "http/text.hpp"
+
 namespace punctual::server {
 
 using std::chrono::nanoseconds;
@@ -39,10 +41,27 @@ struct h2_callbacks {
     return 0;
   }
 
+  // Only with an id header to log: the arrival log keeps its value.
+  static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
+                       std::size_t namelen, const std::uint8_t* value, std::size_t valuelen,
+                       std::uint8_t, void* self) {
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    auto* conn = static_cast<h2_connection*>(self);
+    const std::string_view n(reinterpret_cast<const char*>(name), namelen);
+    if (!http::iequals(n, conn->shared_.id_header())) return 0;
+    conn->on_id(frame->hd.stream_id,
+                std::string_view(reinterpret_cast<const char*>(value), valuelen));
+    return 0;
+  }
+
   static int on_stream_close(nghttp2_session* session, std::int32_t id, std::uint32_t, void* self) {
     auto* state = static_cast<h2_connection::stream_state*>(
         nghttp2_session_get_stream_user_data(session, id));
     if (!state) return 0;  // closed before its request was complete: it never arrived
+    if (!state->queued) {  // only its tag came: it never arrived either
+      static_cast<h2_connection*>(self)->release(state);
+      return 0;
+    }
     // An answered stream is done; one still waiting for its due time stays in the heap,
     // which records and frees it then.
     if (state->answered) {
@@ -69,12 +88,15 @@ h2_shared::h2_shared(const server_config& config, const response_set& responses)
     : max_streams_(config.max_streams),
       // The HTTP/1.1 200 ends with the body: the same bytes, so both protocols answer alike.
       body_(responses.ok.substr(responses.ok.size() - config.body_size)),
-      content_length_(std::to_string(config.body_size)) {
+      content_length_(std::to_string(config.body_size)),
+      id_header_(config.arrival_log_id_header) {
   if (nghttp2_session_callbacks_new(&callbacks_) != 0) {
     throw std::runtime_error("cannot set up HTTP/2 (nghttp2 is out of memory)");
   }
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks_, h2_callbacks::on_frame_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks_, h2_callbacks::on_stream_close);
+  if (!id_header_.empty())
+    nghttp2_session_callbacks_set_on_header_callback(callbacks_, h2_callbacks::on_header);
 }
 
 h2_shared::~h2_shared() {
@@ -116,17 +138,31 @@ bool h2_connection::on_bytes(std::string_view data, nanoseconds arrival, answer_
   return false;
 }
 
-void h2_connection::on_request(std::int32_t stream_id) {
-  // A request can end only once; a second END_STREAM would be a protocol error nghttp2 has
-  // already refused, but a stream must never be queued twice.
-  if (nghttp2_session_get_stream_user_data(session_, stream_id)) return;
-  stream_state* state = take_state();
+// A stream's state, made when its first part (its id header, or its whole request) arrives.
+h2_connection::stream_state& h2_connection::state_of(std::int32_t stream_id) {
+  auto* state =
+      static_cast<stream_state*>(nghttp2_session_get_stream_user_data(session_, stream_id));
+  if (state) return *state;
+  state = take_state();
   *state = stream_state{};
   state->id = stream_id;
+  nghttp2_session_set_stream_user_data(session_, stream_id, state);
+  return *state;
+}
+
+void h2_connection::on_id(std::int32_t stream_id, std::string_view value) {
+  state_of(stream_id).tag.assign(value);
+}
+
+void h2_connection::on_request(std::int32_t stream_id) {
+  stream_state* state = &state_of(stream_id);
+  // A request can end only once; a second END_STREAM would be a protocol error nghttp2 has
+  // already refused, but a stream must never be queued twice.
+  if (state->queued) return;
+  state->queued = true;
   state->arrival = arrival_;
   const nanoseconds service = policy_->service.next();
   state->late = policy_->mark_late.count() > 0 && service >= policy_->mark_late;
-  nghttp2_session_set_stream_user_data(session_, stream_id, state);
   due_.push_back({arrival_ + service, state});
   std::push_heap(due_.begin(), due_.end(), h2_due_later<due_stream, due_stream>);
 }
@@ -171,11 +207,11 @@ bool h2_connection::produce(nanoseconds now, arrival_recorder& recorder, std::st
     stream_state* state = due_.back().state;
     due_.pop_back();
     if (state->closed) {
-      recorder.record(state->arrival, nanoseconds{0});
+      recorder.record(state->arrival, nanoseconds{0}, state->tag);
       release(state);
       continue;
     }
-    recorder.record(state->arrival, now);
+    recorder.record(state->arrival, now, state->tag);
     state->answered = true;
     submit(*state);
   }
@@ -208,7 +244,7 @@ bool h2_connection::finished() const {
 
 void h2_connection::abandon(arrival_recorder& recorder) {
   for (const due_stream& d : due_) {
-    recorder.record(d.state->arrival, nanoseconds{0});
+    recorder.record(d.state->arrival, nanoseconds{0}, d.state->tag);
   }
   due_.clear();
 }

@@ -46,6 +46,7 @@ class h2_shared {
 
   std::uint32_t max_streams() const { return max_streams_; }
   std::string_view body() const { return body_; }
+  const std::string& id_header() const { return id_header_; }
   const std::string& content_length() const { return content_length_; }
 
  private:
@@ -53,6 +54,7 @@ class h2_shared {
   std::uint32_t max_streams_;
   std::string body_;
   std::string content_length_;
+  std::string id_header_;  // the header whose value the arrival log keeps (empty: none)
 };
 
 class h2_connection {
@@ -91,6 +93,8 @@ class h2_connection {
     std::int32_t id = 0;
     std::chrono::nanoseconds arrival{0};
     std::size_t sent = 0;  // body bytes handed to nghttp2
+    request_tag tag;       // for the arrival log
+    bool queued = false;   // its request is complete and its answer due (else only its tag came)
     bool late = false;
     bool answered = false;
     bool closed = false;  // the client reset it before its answer: nothing to submit
@@ -104,6 +108,8 @@ class h2_connection {
   friend struct h2_callbacks;
 
   void on_request(std::int32_t stream_id);
+  void on_id(std::int32_t stream_id, std::string_view value);
+  stream_state& state_of(std::int32_t stream_id);
   void submit(stream_state& state);
   stream_state* take_state();
   void release(stream_state* state);

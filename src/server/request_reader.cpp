@@ -126,6 +126,18 @@ bool parse_request_head(std::string_view head, request_head& out) {
   return true;
 }
 
+std::string_view request_header(std::string_view head, std::string_view name) {
+  std::string_view rest = head;
+  next_line(rest);  // the request line
+  for (std::string_view line = next_line(rest); !line.empty(); line = next_line(rest)) {
+    const auto colon = line.find(':');
+    if (colon != std::string_view::npos && iequals(line.substr(0, colon), name)) {
+      return trim_ows(line.substr(colon + 1));
+    }
+  }
+  return {};
+}
+
 request_reader::request_reader(std::size_t max_head_bytes) : head_(max_head_bytes) {}
 
 std::size_t request_reader::skip_body(std::string_view input) {
@@ -136,19 +148,20 @@ std::size_t request_reader::skip_body(std::string_view input) {
 
 request_event request_reader::finish_head() {
   request_head head;
-  const bool ok = parse_request_head(std::string_view(head_.data(), head_size_), head);
+  const std::string_view bytes(head_.data(), head_size_);
+  const bool ok = parse_request_head(bytes, head);
   head_size_ = 0;
   line_start_ = 0;
   if (!ok) {
     failed_ = true;
-    return {request_event::kind::error, 0, false};
+    return {request_event::kind::error, 0, false, {}};
   }
   body_left_ = head.content_length;
-  return {request_event::kind::request, 0, head.keep_alive};
+  return {request_event::kind::request, 0, head.keep_alive, bytes};
 }
 
 request_event request_reader::feed(std::string_view input) {
-  if (failed_) return {request_event::kind::error, 0, false};
+  if (failed_) return {request_event::kind::error, 0, false, {}};
   std::size_t used = skip_body(input);
   input.remove_prefix(used);
   while (!input.empty()) {
@@ -156,7 +169,7 @@ request_event request_reader::feed(std::string_view input) {
     const std::size_t take = nl ? static_cast<std::size_t>(nl - input.data()) + 1 : input.size();
     if (head_size_ + take > head_.size()) {
       failed_ = true;
-      return {request_event::kind::error, used + take, false};
+      return {request_event::kind::error, used + take, false, {}};
     }
     std::memcpy(head_.data() + head_size_, input.data(), take);
     head_size_ += take;
@@ -176,7 +189,7 @@ request_event request_reader::feed(std::string_view input) {
       return ev;
     }
   }
-  return {request_event::kind::need_more, used, true};
+  return {request_event::kind::need_more, used, true, {}};
 }
 
 }  // namespace punctual::server

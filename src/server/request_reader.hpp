@@ -19,6 +19,7 @@ struct request_event {
   kind what = kind::need_more;
   std::size_t consumed = 0;  // bytes of the input used for this event
   bool keep_alive = true;    // for `request`: false after "Connection: close" or HTTP/1.0
+  std::string_view head;     // for `request`: its head, valid until the next feed()
 };
 
 class request_reader {
@@ -51,5 +52,9 @@ struct request_head {
   std::uint64_t content_length = 0;
 };
 bool parse_request_head(std::string_view head, request_head& out);
+
+// The value of header `name` (any case) in a head that parse_request_head accepted, without its
+// surrounding whitespace; empty when it has none.
+std::string_view request_header(std::string_view head, std::string_view name);
 
 }  // namespace punctual::server

@@ -166,7 +166,7 @@ void server::wait() {
                    [](const arrival_entry& a, const arrival_entry& b) {
                      return a.arrival_mono_ns < b.arrival_mono_ns;
                    });
-  write_arrival_log(config_.arrival_log_path, arrivals_);
+  write_arrival_log(config_.arrival_log_path, arrivals_, config_.arrival_log_id_header);
 }
 
 std::vector<stall_record> server::stalls() const {

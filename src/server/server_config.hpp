@@ -62,6 +62,8 @@ struct server_config {
 
   std::string stall_log_path;    // empty = no stall log
   std::string arrival_log_path;  // empty = no arrival log
+  // The request header whose value each arrival entry keeps (a third column); empty = none.
+  std::string arrival_log_id_header;
 
   std::chrono::nanoseconds duration{0};  // 0 = run until stop()
 };

@@ -194,6 +194,10 @@ def cases(url, traces):
         ("serve bad service time", ["serve", "--service-time", "abc"], "abc"),
         ("serve stall longer than period", ["serve", "--stall", "5s/2s"], "5s/2s"),
         ("serve bad stall-at", ["serve", "--stall-at", "abc"], "abc"),
+        ("serve id header without a log", ["serve", "--arrival-log-id-header", "x-id"],
+         "needs --arrival-log"),
+        ("serve id header not a name", ["serve", "--arrival-log", "/tmp/punctual-never-written",
+                                         "--arrival-log-id-header", "x id"], "'x id'"),
     ]
 
 

@@ -187,7 +187,7 @@ def global_planned(binary, work):
                          f"http://127.0.0.1:{harness.closed_port()}/"],
                         capture_output=True, text=True, timeout=20)
     check(cp.returncode == 1 and os.path.exists(path), f"schedule run exited {cp.returncode}: {cp.stderr!r}")
-    return sum(1 for _, phase in tl.read_schedule(path) if phase == "measured")
+    return sum(1 for _, _, phase in tl.read_schedule(path) if phase == "measured")
 
 
 def run_all(binary, net, work):

@@ -5,7 +5,9 @@ For each configuration, `punctual serve` stalls once for a known 800 ms inside t
 window and logs when it really stalled and when every request arrived. From the schedule
 punctual wrote (--schedule-out) we rebuild the true response time of every planned request and
 compare its percentiles with the JSON report. We also check the denominator rule and that
-requests reach the server on schedule.
+requests reach the server on schedule: each request names its schedule index
+(--request-id-header) and the server logs it, so every arrival is joined to its own intended
+time, and each scheduled request must have arrived exactly once.
 
 This is the truth where only real sockets can show it: the kernel's receive stamps, real
 threads on real cores, epoll, loopback TCP and (TLS_CONFIG) encryption and its records. It runs
@@ -138,10 +140,12 @@ def check_run(name, report, schedule_path, work, tally):
     window_start = start + int(sched.get("warmup_ns", 250 * MS))
     window_end = window_start + int(sched["duration_ns"])
     entries = tl.read_schedule(schedule_path)
-    intended_all = [start + off for off, _ in entries]
-    measured = [start + off for off, phase in entries if phase == "measured"]
+    intended_by_index = {i: start + off for i, off, _ in entries}
+    measured_indices = [i for i, _, phase in entries if phase == "measured"]
+    measured = [intended_by_index[i] for i in measured_indices]
     stalls = tl.read_stalls(os.path.join(work, "stall.jsonl"))
-    arrivals = tl.read_arrivals(os.path.join(work, "arrivals.txt"))
+    joined = tl.join_arrivals(intended_by_index,
+                              tl.read_arrivals(os.path.join(work, "arrivals.txt")))
 
     planned = int(sched["planned"])
     outcomes = report["outcomes"]
@@ -166,16 +170,17 @@ def check_run(name, report, schedule_path, work, tally):
                     tl.within_tolerance(truth[p], got[p]),
                     "truth %s, measured %s" % (tl.fmt_ns(truth[p]), tl.fmt_ns(got[p])))
 
-    tally.check(name + " arrivals match the schedule 1:1", len(arrivals) == len(intended_all),
-                "%d arrivals for %d scheduled requests" % (len(arrivals), len(intended_all)))
-    lags = tl.arrival_lags(intended_all, arrivals, stalls, AFTER_STALL_EXCLUSION_NS)
+    # Joined by the requests' ids: each scheduled request arrived once, none went unsent.
+    problems = joined.problems(int(report["attempts"]["never_sent"]))
+    tally.check(name + " every scheduled request arrived once", not problems, "; ".join(problems))
+    lags = tl.arrival_lags(joined, stalls, AFTER_STALL_EXCLUSION_NS)
     lag = tl.median(lags)
     tally.check(name + " median |arrival - intended| < 200us",
                 lag is not None and lag < ARRIVAL_MEDIAN_LIMIT_NS,
                 "median %s over %d requests" % (tl.fmt_ns(lag), len(lags)))
     stall_len = (stalls[0][1] - stalls[0][0]) if stalls else None
-    drain = tl.backlog_drain(intended_all, arrivals, stalls)
-    seen = tl.server_observed_percentiles(measured, intended_all, arrivals)
+    drain = tl.backlog_drain(joined, stalls)
+    seen = tl.server_observed_percentiles(measured_indices, joined)
     # The truth assumes the backlog drains instantly. The server's own answer times include the
     # real drain, so the report must match them too: this separates generator error from the
     # physics of pushing thousands of queued requests through few connections.

@@ -2,6 +2,10 @@
 against it, then rebuild the response time every scheduled request really suffered from the
 server's own logs, independently of what the generator measured.
 
+The server's arrival log is joined to the schedule request by request: `run --request-id-header`
+names each request by its schedule index and `serve --arrival-log-id-header` logs that name, so
+a request that never arrived, arrived twice or out of order cannot shift its neighbours' pairs.
+
 Python 3 standard library only. Every load goes to 127.0.0.1 and every subprocess is bounded.
 """
 
@@ -16,6 +20,8 @@ import harness  # noqa: E402
 
 MS = 1_000_000
 US = 1_000
+# The header that carries each request's schedule index from punctual run to serve's log.
+ID_HEADER = "x-request-id"
 
 # The percentiles the truth tests compare, as keys of latency.response_time.percentiles_ns.
 PERCENTILES = ("50", "90", "99", "99.9")
@@ -44,6 +50,7 @@ def start_server(binary, workdir, stall_at, safety_duration="20s", extra_args=()
             "--stall-at", stall_at,
             "--stall-log", os.path.join(workdir, "stall.jsonl"),
             "--arrival-log", os.path.join(workdir, "arrivals.txt"),
+            "--arrival-log-id-header", ID_HEADER,
             "--duration", safety_duration, *extra_args]
     proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
     out.close()
@@ -74,7 +81,8 @@ def run_load(binary, workdir, port, rate, arrival, threads, connections, duratio
     args = [binary, "run", "-R", str(rate), "--arrival", arrival,
             "-t", str(threads), "-c", str(connections),
             "-d", duration, "--warmup", warmup, "--seed", "7",
-            "--json", json_path, "--schedule-out", schedule_path, *extra_args,
+            "--json", json_path, "--schedule-out", schedule_path,
+            "--request-id-header", ID_HEADER, *extra_args,
             "%s://127.0.0.1:%d/" % (scheme, port)]
     cp = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                         timeout=timeout)
@@ -88,14 +96,14 @@ def run_load(binary, workdir, port, rate, arrival, threads, connections, duratio
 
 
 def read_schedule(path):
-    """Returns [(offset_ns, phase)] from a --schedule-out file, in file order."""
+    """Returns [(index, offset_ns, phase)] from a --schedule-out file, in file order."""
     entries = []
     with open(path) as f:
         for line in f:
             if not line.strip() or line.startswith("#"):
                 continue
             fields = line.split()
-            entries.append((int(fields[1]), fields[3]))
+            entries.append((int(fields[0]), int(fields[1]), fields[3]))
     return entries
 
 
@@ -113,16 +121,64 @@ def read_stalls(path):
 
 
 def read_arrivals(path):
-    """Returns [(arrival_mono_ns, answered_mono_ns)] from a serve --arrival-log file, sorted by
-    arrival."""
+    """Returns [(arrival_mono_ns, answered_mono_ns, index)] from a serve --arrival-log file
+    written with --arrival-log-id-header, sorted by arrival; index is None for a request that
+    carried no id (or not a schedule index)."""
     arrivals = []
     with open(path) as f:
         for line in f:
             if line.strip() and not line.startswith("#"):
                 fields = line.split()
-                arrivals.append((int(fields[0]), int(fields[1])))
+                index = int(fields[2]) if len(fields) > 2 and fields[2].isdigit() else None
+                arrivals.append((int(fields[0]), int(fields[1]), index))
     arrivals.sort()
     return arrivals
+
+
+class Joined:
+    """The arrival log joined to the schedule by the requests' ids.
+
+    pairs: {index: (intended_ns, arrival_ns, answered_ns)}, from the first arrival of each
+    scheduled request; missing: the scheduled indices the log never saw; duplicates: the indices
+    it saw more than once (a retry arrives again); strangers: arrivals whose id is none of the
+    schedule's (or that had none)."""
+
+    def __init__(self, pairs, missing, duplicates, strangers):
+        self.pairs = pairs
+        self.missing = missing
+        self.duplicates = duplicates
+        self.strangers = strangers
+
+    def problems(self, never_sent=0):
+        """What breaks "every planned request arrived exactly once", in words; NEVER_SENT
+        requests (the report's attempts.never_sent) may be missing, no more."""
+        out = []
+        if len(self.missing) != never_sent:
+            out.append("%d scheduled requests never arrived (%d never sent), e.g. %s" % (
+                len(self.missing), never_sent, self.missing[:5]))
+        if self.duplicates:
+            out.append("%d requests arrived more than once, e.g. %s" % (
+                len(self.duplicates), self.duplicates[:5]))
+        if self.strangers:
+            out.append("%d arrivals name no scheduled request, e.g. %s" % (
+                len(self.strangers), self.strangers[:3]))
+        return out
+
+
+def join_arrivals(intended_by_index, arrivals):
+    """Joins ARRIVALS (read_arrivals) to INTENDED_BY_INDEX ({index: intended_mono_ns})."""
+    pairs, seen, duplicates, strangers = {}, {}, [], []
+    for arrival, answered, index in arrivals:
+        if index not in intended_by_index:
+            strangers.append((arrival, answered, index))
+            continue
+        seen[index] = seen.get(index, 0) + 1
+        if seen[index] == 2:
+            duplicates.append(index)
+        if index not in pairs:
+            pairs[index] = (intended_by_index[index], arrival, answered)
+    missing = sorted(i for i in intended_by_index if i not in pairs)
+    return Joined(pairs, missing, sorted(duplicates), strangers)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,38 +218,34 @@ def within_tolerance(truth, measured):
     return measured < MS
 
 
-def arrival_lags(intended_all, arrivals, stalls, after_stall_ns=50 * MS):
-    """|arrival − intended| for requests outside the stalls (and outside `after_stall_ns` after
-    each), pairing the sorted intended times with the sorted arrivals one to one."""
-    intended_sorted = sorted(intended_all)
+def arrival_lags(joined, stalls, after_stall_ns=50 * MS):
+    """|arrival − intended| of each joined request outside the stalls (and outside
+    `after_stall_ns` after each)."""
     lags = []
-    for t, (a, _) in zip(intended_sorted, arrivals):
+    for t, a, _ in joined.pairs.values():
         if any(s <= t < e + after_stall_ns for s, e in stalls):
             continue
         lags.append(abs(a - t))
     return lags
 
 
-def backlog_drain(intended_all, arrivals, stalls):
-    """Diagnostic only: how long after each stall's end the server answered the last request
-    intended before that end, i.e. how long the generator's backlog took to drain."""
-    answered = sorted(ans for _, ans in arrivals)
-    intended_sorted = sorted(intended_all)
+def backlog_drain(joined, stalls):
+    """Diagnostic only: how long after each stall's end the server answered the last of the
+    requests intended before that end, i.e. how long the generator's backlog took to drain."""
     drains = []
     for _, end in stalls:
-        n = sum(1 for t in intended_sorted if t < end)
-        if 0 < n <= len(answered):
-            drains.append(max(answered[n - 1] - end, 0))
+        answered = [ans for t, _, ans in joined.pairs.values() if t < end]
+        if answered:
+            drains.append(max(max(answered) - end, 0))
     return drains
 
 
-def server_observed_percentiles(intended_measured, intended_all, arrivals):
-    """Diagnostic only: answered − intended per request, pairing sorted intended times with
-    arrivals one to one (FIFO dispatch keeps the order). Unlike the truth, this includes the
-    finite speed at which the backlog drains after a stall."""
-    measured = set(intended_measured)
-    values = sorted(ans - t for t, (_, ans) in zip(sorted(intended_all), arrivals)
-                    if t in measured)
+def server_observed_percentiles(measured_indices, joined):
+    """Diagnostic only: answered − intended of each joined request of the measured window (by
+    its index). Unlike the truth, this includes the finite speed at which the backlog drains
+    after a stall."""
+    measured = set(measured_indices)
+    values = sorted(ans - t for i, (t, _, ans) in joined.pairs.items() if i in measured)
     return {p: hdr_value_at_percentile(values, float(p)) for p in PERCENTILES}
 
 

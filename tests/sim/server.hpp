@@ -99,7 +99,9 @@ struct served_request {
   bool answered = false;         // its whole answer was written
   std::uint64_t end_offset = 0;  // the server's stream offset just past the answer's last byte
   bool unprocessed = false;      // HTTP/2: above a GOAWAY's last stream, never processed
-  std::string head;              // HTTP/1.1: the request's head as it arrived (x-sim-id included)
+  // HTTP/1.1: the request's head as it arrived (x-sim-id included); HTTP/2: its header fields
+  // as "name: value" lines, the pseudo-headers first.
+  std::string head;
 };
 
 class scripted_server final : public server_end {

@@ -18,11 +18,14 @@ struct h2_callbacks {
                        std::uint8_t, void* self) {
     if (frame->hd.type != NGHTTP2_HEADERS) return 0;
     const std::string_view n(reinterpret_cast<const char*>(name), namelen);
+    const std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+    auto& stream = static_cast<state*>(self)->streams[frame->hd.stream_id];
+    stream.head.append(n).append(": ").append(v).append("\r\n");
     if (n != "x-sim-id") return 0;
     std::uint64_t id = 0;
     for (std::size_t i = 0; i < valuelen && value[i] >= '0' && value[i] <= '9'; ++i)
       id = id * 10 + (value[i] - '0');
-    static_cast<state*>(self)->streams[frame->hd.stream_id].sim_id = id;
+    stream.sim_id = id;
     return 0;
   }
 
@@ -79,6 +82,7 @@ void scripted_server::h2_request(conn_state& s, std::int32_t stream, std::uint64
   served_request& r = record(sim_id, *s.conn);
   const std::size_t index = log_.size() - 1;
   s.streams[stream].log = index;
+  r.head = std::move(s.streams[stream].head);
   ++s.requests;
   if (s.goaway_sent) {
     // Above the GOAWAY's last stream: nghttp2 still hands it over until the GOAWAY has been

@@ -30,6 +30,7 @@ struct scripted_server::conn_state {
     std::uint64_t sim_id = 0;
     std::size_t log = ~std::size_t{0};  // its entry in the server's log
     std::size_t body_sent = 0;
+    std::string head;  // its header fields so far, as "name: value" lines
   };
   std::map<std::int32_t, stream> streams;
 

@@ -5,48 +5,33 @@
 #include <stdexcept>
 #include <string>
 
+#include "http/codec_decorator.hpp"
 #include "http/codec_factory.hpp"
+#include "http/request_id_codec.hpp"
 
 namespace punctual::sim {
 
 // The engine's codecs, each request tagged on its way in with an x-sim-id header naming the
-// attempt the tap saw go out just before (worker::send_request tells the tap, then frames).
-class tagging_codec final : public http::codec {
+// attempt the tap saw go out just before (worker::send_request tells the tap, then frames). The
+// production one (--request-id-header) names the planned request, which several attempts share.
+class tagging_codec final : public http::codec_decorator {
  public:
   tagging_codec(std::unique_ptr<http::codec> inner, const std::uint64_t& pending,
                 std::uint32_t slots)
-      : inner_(std::move(inner)), pending_(pending), tagged_(slots) {}
+      : codec_decorator(std::move(inner)), pending_(pending), tagged_(slots) {}
 
-  void connected() override { inner_->connected(); }
   bool begin(std::uint32_t slot, const http::outgoing_request& request) override {
-    std::string& bytes = tagged_[slot];
-    bytes.assign(request.bytes);
-    const std::size_t end = bytes.find("\r\n\r\n");
     // Of fixed width, so that the tag never makes one request a byte longer than another.
-    if (end != std::string::npos)
-      bytes.insert(end + 2, fmt::format("x-sim-id: {:012}\r\n", pending_));
+    char id[24];
+    const auto end = fmt::format_to_n(id, sizeof id, "{:012}", pending_).out;
     http::outgoing_request tagged = request;
-    tagged.bytes = bytes;
-    return inner_->begin(slot, tagged);
+    tagged.bytes =
+        http::add_header(request.bytes, "x-sim-id",
+                         std::string_view(id, static_cast<std::size_t>(end - id)), tagged_[slot]);
+    return inner().begin(slot, tagged);
   }
-  std::string_view output() override { return inner_->output(); }
-  void wrote(std::size_t n) noexcept override { inner_->wrote(n); }
-  bool counts_per_stream() const noexcept override { return inner_->counts_per_stream(); }
-  http::stream_bytes bytes_of(std::uint32_t slot) const noexcept override {
-    return inner_->bytes_of(slot);
-  }
-  std::size_t feed(const char* data, std::size_t size, http::codec_sink& sink) override {
-    return inner_->feed(data, size, sink);
-  }
-  void finish_on_eof(http::codec_sink& sink) override { inner_->finish_on_eof(sink); }
-  bool cancel(std::uint32_t slot) noexcept override { return inner_->cancel(slot); }
-  std::uint32_t capacity() const noexcept override { return inner_->capacity(); }
-  bool settled() const noexcept override { return inner_->settled(); }
-  bool allows_deferred_reads() const noexcept override { return inner_->allows_deferred_reads(); }
-  std::string_view protocol() const noexcept override { return inner_->protocol(); }
 
  private:
-  std::unique_ptr<http::codec> inner_;
   const std::uint64_t& pending_;
   std::vector<std::string> tagged_;
 };

@@ -126,8 +126,9 @@ long counted_run(engine::run_config c, double rate_per_s, std::chrono::milliseco
 
 long worker_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
                             std::uint64_t& planned, bool retries = false, bool tls = false,
-                            bool h2 = false) {
+                            bool h2 = false, bool named = false) {
   engine::run_config c = test::loopback_get(port);
+  if (named) c.request_id_header = "x-request-id";
   if (h2) {
     c.http = run::http_version::http2;
     c.max_streams = 16;
@@ -183,16 +184,18 @@ TEST(engine_alloc, request_path_allocates_nothing) {
   EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per request";
 }
 
+// The requests are named too (--request-id-header): each is written with its id into its
+// slot's room, which keeps its capacity, and so are its retries.
 TEST(engine_alloc, retry_path_allocates_nothing) {
   main_thread = std::this_thread::get_id();
   served s;
   start_server(s, {"--fault", "503:0.3"});
   ASSERT_GT(s.port, 0);
   const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
-    return worker_allocations_for(s.port, d, planned, true);
+    return worker_allocations_for(s.port, d, planned, true, false, false, true);
   });
   EXPECT_EQ(r.long_planned, 3 * r.short_planned);
-  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per retry";
+  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per retry or named request";
 }
 
 // Handshakes allocate (before the start, on the coordinating thread); requests over an open TLS

@@ -287,6 +287,50 @@ TEST(server, answers_pipelined_split_close_and_malformed_requests) {
   std::filesystem::remove(config.arrival_log_path);
 }
 
+// --arrival-log-id-header: each entry keeps its request's value of that header, found in any
+// case, and the log writes it as a third column of one word each ("-": none); a value longer
+// than the entry holds keeps its first bytes.
+TEST(server, the_arrival_log_keeps_each_request_s_id_header) {
+  server_config config;
+  config.arrival_log_path = temp_path("arrivals_ids");
+  config.arrival_log_id_header = "X-Request-Id";
+  config.duration = 20s;  // a safety net: the test stops it
+  server srv(config);
+  const std::uint16_t port = srv.start();
+  ASSERT_NE(port, 0);
+  const std::string long_id(60, 'z');
+  const std::vector<std::string> requests = {
+      "GET / HTTP/1.1\r\nx-request-id: 000000000007\r\nHost: h\r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\nX-REQUEST-ID:   a b%c\t \r\n\r\n",
+      "GET / HTTP/1.1\r\nHost: h\r\n\r\n",
+      "GET / HTTP/1.1\r\nX-Request-Id: " + long_id + "\r\n\r\n"};
+  {
+    client c(port);
+    for (const std::string& r : requests) {
+      c.send(r);
+      ASSERT_TRUE(c.read_response());  // one at a time: the log's order is the requests'
+    }
+  }
+  srv.stop();
+  srv.wait();
+  ASSERT_EQ(srv.arrivals().size(), requests.size());
+  EXPECT_EQ(srv.arrivals()[0].tag.view(), "000000000007");
+  EXPECT_EQ(srv.arrivals()[3].tag.view(), long_id.substr(0, request_tag::max_size));
+  const auto lines = read_lines(config.arrival_log_path);
+  ASSERT_EQ(lines.size(), requests.size() + 1);
+  EXPECT_EQ(lines[0], "# arrival_mono_ns answered_mono_ns X-Request-Id");
+  const std::vector<std::string> ids = {"000000000007", "a%20b%25c", "-",
+                                        long_id.substr(0, request_tag::max_size)};
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::istringstream fields(lines[i + 1]);
+    std::string arrival, answered, id, more;
+    fields >> arrival >> answered >> id;
+    EXPECT_EQ(id, ids[i]) << lines[i + 1];
+    EXPECT_FALSE(fields >> more) << lines[i + 1];
+  }
+  std::filesystem::remove(config.arrival_log_path);
+}
+
 // The stall log holds exactly the recorded stall; every request that arrived during it was
 // answered at or after its end; no answer was written inside it.
 void check_logs_of_one_stall(const server& srv, const stall_record& s) {
