@@ -228,8 +228,10 @@ void worker::flush(connection& c, nanoseconds now) {
 // the loop may already be answered.
 void worker::on_readable(connection& c, bool read_to_end) {
   // A FIN read alone carries no receive stamp. When it follows bytes read in this same call it
-  // was already queued behind them (or came within microseconds), and the kernel stamps a read
-  // with the newest packet it consumed, the FIN's: so those bytes' arrival dates the close.
+  // was already queued behind them (or came within microseconds): Linux merges a FIN that finds
+  // data unread into that data's last buffer, which takes the FIN's stamp, so the read that took
+  // those bytes is stamped with the FIN's arrival and dates the close (docs/design.md, "How the
+  // times are taken", has the measurement).
   nanoseconds last_arrival{};
   for (;;) {
     nanoseconds stamp{};

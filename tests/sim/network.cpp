@@ -130,9 +130,14 @@ void network::server_close(connection& c) {
   c.server_gone_ = true;
   auto self = c.shared_from_this();
   const nanoseconds at = std::max(c.to_client_free_, world_.now()) + down_.delay;
-  world_.at(at, [self] {
+  world_.at(at, [self, at] {
     if (self->client_gone_ || self->reset_in_) return;
     self->fin_in_ = true;
+    self->fin_arrived = at;
+    // Linux appends a FIN that finds data unread to the last buffer of it (tcp_try_coalesce),
+    // and that buffer takes the FIN's receive stamp: a read that takes those bytes is stamped
+    // with the FIN's arrival, however long before it they came.
+    if (!self->rx_.empty()) self->rx_.back().arrived = at;
     self->client_->on_arrival(EPOLLIN | EPOLLRDHUP);
   });
 }

@@ -2,8 +2,10 @@
 // scripted server, each direction a link with a one-way delay and a bandwidth. A write becomes
 // segments (at most an MSS each, or split at random points), each arriving when the link has
 // carried it; a FIN arrives after the data before it, a RST as soon as the delay allows (data
-// still on its way behind it is lost). Every read the client makes is logged with the stamp it
-// got, and every segment with when it arrived, so a test can say exactly when each byte came.
+// still on its way behind it is lost). A FIN that finds data unread is merged into its last
+// segment, which takes the FIN's arrival as its stamp, as Linux does (docs/design.md, "How the
+// times are taken"). Every read the client makes is logged with the stamp it got, and every
+// segment with when it arrived, so a test can say exactly when each byte came.
 #pragma once
 
 #include <chrono>
@@ -70,6 +72,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // Server to client: what arrived and what the client read (with the stamp each read got).
   std::vector<byte_mark> arrivals;
   std::vector<byte_mark> reads;
+  nanoseconds fin_arrived{};      // when the server's FIN reached the client (zero: it did not)
   std::uint64_t client_sent = 0;  // bytes the client wrote
   std::uint64_t server_sent = 0;  // bytes the server wrote
   void* server_state = nullptr;   // the server's, for its own use
@@ -86,7 +89,7 @@ class connection : public std::enable_shared_from_this<connection> {
   friend class network;
   struct segment {
     std::string bytes;
-    nanoseconds arrived{};
+    nanoseconds arrived{};  // the stamp a read of it gets (a FIN merged into it: the FIN's)
   };
   client_end* client_;
   bool established_ = false;
