@@ -118,7 +118,7 @@ void worker::begin(const run_control& control) {
 }
 
 bool worker::turn() {
-  const nanoseconds now = clock_.now();
+  const nanoseconds now = read_clock();
   observe_interruption(now);
   model_->dispatch(now);
   dispatch_retries(now);
@@ -168,17 +168,30 @@ void worker::on_final(const record::request_times& t, record::outcome o, nanosec
   if (tap_) tap_->on_final(id_, t, o, at);
 }
 
-// A first attempt the model made due: the retry budget gets its deposit.
-void worker::dispatched(record::request_times& t, nanoseconds now) {
+// Every instant the worker stamps on a request (dispatched, assigned, sent) is its moment():
+// the clock is read again only after a system call, which takes time. So a request got to,
+// given its slot and written with no system call in between has one instant for all three, and
+// a request a turn gets to after another's write was got to after that write: the wait is its
+// send lag, and its response time is exactly send lag + queue wait + connect time + service time.
+nanoseconds worker::read_clock() noexcept {
+  io_since_read_ = false;
+  return now_ = clock_.now();
+}
+
+// A first attempt the model made due: the retry budget gets its deposit. It is got to at the
+// worker's moment, not at the model's `now` (the turn's start), which the turn's writes so far
+// have left behind.
+void worker::dispatched(record::request_times& t, nanoseconds) {
   budget_.on_first_attempt();
-  t.dispatched = now;
-  if (!stats_.first_dispatch) stats_.first_dispatch = run::dispatch_instant{now, t.intended};
+  t.dispatched = moment();
+  if (!stats_.first_dispatch)
+    stats_.first_dispatch = run::dispatch_instant{t.dispatched, t.intended};
   recorder_->on_dispatched(t);
 }
 
 // A retry whose backoff ended: dispatched now, then a slot or the queue.
 void worker::admit(record::request_times& t, nanoseconds now) {
-  t.dispatched = now;
+  t.dispatched = moment();
   recorder_->on_dispatched(t);
   enqueue(t, now);
 }
@@ -263,7 +276,7 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
   if (!chosen) return false;
   connection& c = connection_of(*chosen);
   chosen->times = t;
-  chosen->times.assigned = now;
+  chosen->times.assigned = moment();
   mark_busy(*chosen);
   recorder_->on_assigned(chosen->times);
   if (c.state == conn_state::closed) start_connect(c, now);

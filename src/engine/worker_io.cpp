@@ -92,6 +92,7 @@ bool worker::speak(connection& c) {
 void worker::start_connect(connection& c, nanoseconds now) {
   c.connect_started = now;
   const net::setup_status st = c.transport->open(config_.target, *poller_, index_of(c));
+  did_io();
   if (st == net::setup_status::failed) {
     c.state = conn_state::closed;
     c.last_connect_failed = true;
@@ -108,7 +109,7 @@ void worker::on_event(const epoll_event& ev) {
   if (!c.transport->is_open()) return;
   if (c.state == conn_state::connecting) {
     const net::setup_status st = c.transport->advance();
-    const nanoseconds now = clock_.now();
+    const nanoseconds now = read_clock();
     if (st == net::setup_status::failed) {
       const record::socket_reason why = reason_of(c.transport->last_failure().kind);
       if (c.in_flight) return fail_connection(c, why, now);
@@ -117,7 +118,7 @@ void worker::on_event(const epoll_event& ev) {
     if (st == net::setup_status::ready) on_set_up(c, now);
     return;
   }
-  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, clock_.now());
+  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, read_clock());
   if (c.transport->is_open() && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
     c.peer_closing = (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
     on_readable(c, c.peer_closing);
@@ -166,8 +167,9 @@ void worker::send_request(slot& s, nanoseconds now) {
   // for its captures and cookies.
   s.request = model_->request(s.times, s.room);
   s.keeps_response = model_->keeps_response(s.times);
-  // The actual send is the moment just before the first write, not when this batch began.
-  now = clock_.now();
+  // The actual send is the moment just before the first write, not when this batch began: the
+  // moment the request was given its slot, unless it waited for a connect.
+  now = moment();
   s.times.sent = now;
   if (c.in_flight == 1) c.busy_since = now;
   if (tap_) tap_->on_sent(id_, s.times, s.connection);
@@ -201,6 +203,7 @@ void worker::flush(connection& c, nanoseconds now) {
     const std::string_view out = c.codec->output();
     if (out.empty()) break;
     const auto r = c.transport->write(out.data(), out.size());
+    did_io();
     if (r.status == net::io_status::would_block) {
       // Rare (requests are small): watch for writability, then go back to reading only.
       if (!c.write_blocked) c.transport->watch_writable(true);
@@ -236,8 +239,8 @@ void worker::on_readable(connection& c, bool read_to_end) {
   for (;;) {
     nanoseconds stamp{};
     const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
-    if (r.status == net::io_status::would_block) return;
-    const nanoseconds now = clock_.now();
+    if (r.status == net::io_status::would_block) return did_io();
+    const nanoseconds now = read_clock();
     if (r.status == net::io_status::done) {
       last_arrival = arrival_time(c, stamp, now);
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
@@ -441,6 +444,7 @@ void worker::fail_connection(connection& c, record::socket_reason why, nanosecon
 
 void worker::close_connection(connection& c, nanoseconds now, bool connect_failed) {
   c.transport->close();
+  did_io();
   c.generation++;
   for (std::size_t i = 0; i < idle_.size(); ++i) {
     if (&connections_[idle_[i]] == &c) {

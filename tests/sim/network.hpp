@@ -4,8 +4,9 @@
 // carried it; a FIN arrives after the data before it, a RST as soon as the delay allows (data
 // still on its way behind it is lost). A FIN that finds data unread is merged into its last
 // segment, which takes the FIN's arrival as its stamp, as Linux does (docs/design.md, "How the
-// times are taken"). Every read the client makes is logged with the stamp it got, and every
-// segment with when it arrived, so a test can say exactly when each byte came.
+// times are taken"). A client write may cost the worker time on its own clock. Every read the
+// client makes is logged with the stamp it got, and every segment with when it arrived, so a
+// test can say exactly when each byte came.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,10 @@ struct link {
   double bytes_per_ns = 1.25;  // 10 Gbit/s
   std::size_t mss = 1448;
   bool random_splits = false;  // a write may also be cut at random points
+  // What one write onto this link costs the writer on its own clock, as a system call does: the
+  // bytes leave at the write's start, and the writer's clock reads this much later after it.
+  // The client's writes only (the up link); 0 keeps a worker's turn at one instant.
+  nanoseconds write_cost{};
 };
 
 // How the server meets a new connection.
@@ -98,6 +103,8 @@ class connection : public std::enable_shared_from_this<connection> {
   bool fin_in_ = false;                        // a FIN reached the client
   bool reset_in_ = false;                      // a RST reached the client
   nanoseconds reset_at_ = nanoseconds::max();  // when a RST will reach the client
+  nanoseconds fin_at_ = nanoseconds::max();    // when a FIN will reach the client
+  std::deque<segment> coming_;                 // on the link to the client, by arrival
   std::deque<segment> rx_;                     // arrived at the client, not read
   std::size_t rx_first_used_ = 0;              // bytes of rx_.front() already read
   std::uint64_t rx_read_ = 0;                  // offset of the next byte the client reads
@@ -135,6 +142,8 @@ class network {
   // Cuts `bytes` into segments and schedules each one's arrival; `free` is the link's.
   template <typename Arrive>
   void carry(const link& l, nanoseconds& free, std::string_view bytes, Arrive arrive);
+  // Hands the client what reached it by `until`: the segments due, then a FIN or RST.
+  void deliver(connection& c, nanoseconds until);
 
   world& world_;
   link up_;    // client to server
