@@ -135,7 +135,9 @@ class worker final : private model_host, private record::outcome_listener {
   }
   void note_handshake(const net::tls_state& tls, nanoseconds now);
   void send_request(slot& s, nanoseconds now);
+  void mark_sent(slot& s, nanoseconds at);
   void flush(connection& c, nanoseconds now);
+  void written(connection& c, nanoseconds at);
   void flush_deferred(nanoseconds now);
   void on_readable(connection& c, bool read_to_end);
   void on_closed_by_peer(connection& c, nanoseconds now, nanoseconds last_arrival);

@@ -167,24 +167,54 @@ void worker::send_request(slot& s, nanoseconds now) {
   // for its captures and cookies.
   s.request = model_->request(s.times, s.room);
   s.keeps_response = model_->keeps_response(s.times);
-  // The actual send is the moment just before the first write, not when this batch began: the
-  // moment the request was given its slot, unless it waited for a connect.
   now = moment();
-  s.times.sent = now;
   if (c.in_flight == 1) c.busy_since = now;
-  if (tap_) tap_->on_sent(id_, s.times, s.connection);
+  if (tap_) tap_->on_framing(id_, s.times, s.connection);
   const bool begun =
       c.codec->begin(local_index(s), {s.request.bytes, s.request.head, s.request.expect_body,
                                       s.keeps_response ? &s.response : nullptr});
-  recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : s.request.bytes.size());
   if (!begun) return fail_connection(c, record::socket_reason::h2_protocol, now);
+  if (!multiplexed_ || c.codec == c.http1.get()) {
+    // Written at once: sent at the moment the request was given its slot, unless it waited
+    // for a connect.
+    mark_sent(s, now);
+    return flush(c, now);
+  }
   // HTTP/2 frames the requests of one turn of the loop together: one write per connection for
-  // all of them (flush_deferred, before the worker waits), as a browser's or h2load's do.
-  if (!multiplexed_ || c.codec == c.http1.get()) return flush(c, now);
+  // all of them (flush_deferred, before the worker waits), as a browser's or h2load's do. Each
+  // is sent when that write is made.
+  s.unwritten = true;
+  c.unwritten.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
   if (!c.flush_pending) {
     c.flush_pending = true;
     to_flush_.push_back(index_of(c));
   }
+}
+
+// The request's bytes are written at `at`: its actual send. Unless it waited for its connection
+// to open, what it waited for since it took its slot was this write (over HTTP/2, for the
+// turn's other requests to be framed and the connections before its own written): queue wait,
+// which runs to here.
+void worker::mark_sent(slot& s, nanoseconds at) {
+  s.times.sent = at;
+  if (!s.times.had_to_connect) {
+    s.times.assigned = at;
+    recorder_->on_assigned(s.times);
+  }
+  const connection& c = connection_of(s);
+  recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : s.request.bytes.size());
+  if (tap_) tap_->on_sent(id_, s.times);
+}
+
+// A write went out at `at` on `c`: it carried the frames of every request framed since the last.
+void worker::written(connection& c, nanoseconds at) {
+  for (const std::uint32_t k : c.unwritten) {
+    slot& s = slots_[k];
+    if (!s.unwritten) continue;  // ended before the write, or listed again after a reuse
+    s.unwritten = false;
+    mark_sent(s, at);
+  }
+  c.unwritten.clear();
 }
 
 void worker::flush_deferred(nanoseconds now) {
@@ -202,6 +232,7 @@ void worker::flush(connection& c, nanoseconds now) {
   for (;;) {
     const std::string_view out = c.codec->output();
     if (out.empty()) break;
+    const nanoseconds at = c.unwritten.empty() ? now : moment();
     const auto r = c.transport->write(out.data(), out.size());
     did_io();
     if (r.status == net::io_status::would_block) {
@@ -217,6 +248,7 @@ void worker::flush(connection& c, nanoseconds now) {
                              now);
     }
     c.codec->wrote(r.bytes);
+    if (!c.unwritten.empty()) written(c, at);
   }
   if (c.write_blocked) {
     c.write_blocked = false;
@@ -446,6 +478,7 @@ void worker::close_connection(connection& c, nanoseconds now, bool connect_faile
   c.transport->close();
   did_io();
   c.generation++;
+  c.unwritten.clear();  // their slots ended with the connection
   for (std::size_t i = 0; i < idle_.size(); ++i) {
     if (&connections_[idle_[i]] == &c) {
       idle_[i] = idle_.back();

@@ -4,11 +4,14 @@
 // request's response time is its send lag, queue wait, connect time and service time exactly
 // (checks.cpp), however long the turn; its `sent` is the instant its bytes were written, which
 // the server's read shows (the links carry bytes in no time, so a request reaches the server
-// exactly one delay after its write); a request got to after another's write carries that write
-// in its send lag.
+// exactly one delay after its write); over HTTP/1.1 a request got to after another's write
+// carries that write in its send lag; over HTTP/2, whose turn frames its requests first and
+// writes each connection's frames once, a request's wait for its connection's write is queue
+// wait.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,6 +76,23 @@ TEST(sim_stamps, http1_a_turns_later_requests_carry_its_earlier_writes_in_their_
     full_ticks += ++in_tick == 4 ? 1 : 0;
   }
   EXPECT_GE(full_ticks, 90u);
+}
+
+TEST(sim_stamps, http2_requests_are_sent_when_their_frames_are_written) {
+  const cli_result r =
+      ticks_with_costly_writes(true, {"--http", "2", "-c", "2", "--max-streams", "10"});
+  const simulation& sim = *r.sim;
+  ASSERT_EQ(count_of(sim, outcome::ok), 400u);
+  expect_sent_at_the_write(sim);
+  // A tick frames its four requests, two on each connection, then writes the first
+  // connection's frames and, write_cost later, the second's: that wait is queue wait.
+  std::map<nanoseconds, std::uint64_t> queue_waits;
+  for (const auto& f : sim.finals()) {
+    EXPECT_EQ(f.t.assigned, f.t.sent) << "request " << f.t.index;
+    queue_waits[f.t.assigned - f.t.dispatched]++;
+  }
+  EXPECT_GE(queue_waits[nanoseconds{0}], 195u);
+  EXPECT_GE(queue_waits[write_cost], 195u);
 }
 
 }  // namespace
