@@ -42,6 +42,8 @@ struct connection {
   std::uint32_t slot_count = 1;
   std::uint32_t in_flight = 0;            // its busy slots
   std::vector<std::uint32_t> free_slots;  // its free slots (a stack; the lowest on top)
+  // HTTP/2: slots framed since its last write (slot::unwritten); the next write sends them.
+  std::vector<std::uint32_t> unwritten;
   nanoseconds busy_since{};      // a send no later than every request it carries (dates reads)
   std::uint32_t generation = 0;  // counts closes: bytes read before one belong to no request
 };

@@ -25,8 +25,9 @@ using nanoseconds = std::chrono::nanoseconds;
 class model_host {
  public:
   virtual record::recorder& recorder() noexcept = 0;
-  // The generator got to a first attempt now: its send lag (now - intended) is taken, and the
-  // retry budget gets its deposit.
+  // The generator got to a first attempt now: its send lag is taken (to the worker's own reading
+  // of the clock, later than `now` when it has written since), and the retry budget gets its
+  // deposit.
   virtual void dispatched(record::request_times& t, nanoseconds now) = 0;
   // A dispatched request takes a slot now, or waits in the worker's queue (queue wait).
   virtual void enqueue(const record::request_times& t, nanoseconds now) = 0;

@@ -16,6 +16,7 @@ namespace punctual::engine {
 struct slot {
   bool busy = false;               // `times` describes a live attempt
   bool keeps_response = false;     // its response is kept whole for the model (response_room)
+  bool unwritten = false;          // HTTP/2: framed, waiting for its connection's next write
   std::uint32_t connection = 0;    // the connection that carries it
   std::uint32_t in_flight_at = 0;  // while busy: its place in the worker's in-flight list
   record::request_times times;

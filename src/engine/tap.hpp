@@ -12,10 +12,13 @@ namespace punctual::engine {
 
 class request_tap {
  public:
-  // Attempt `t` goes out now, on the worker's connection `connection` (before its bytes are
-  // framed: `t.sent` is set).
-  virtual void on_sent(std::uint32_t worker, const record::request_times& t,
-                       std::uint32_t connection) = 0;
+  // Attempt `t` takes its place on the worker's connection `connection`: its bytes are framed
+  // right after this call (`t.sent` is not set yet).
+  virtual void on_framing(std::uint32_t worker, const record::request_times& t,
+                          std::uint32_t connection) = 0;
+  // Attempt `t`'s bytes are written now: `t.sent` is set. Over HTTP/1.1 just after on_framing;
+  // over HTTP/2 with the write that carries the turn's frames for its connection.
+  virtual void on_sent(std::uint32_t worker, const record::request_times& t) = 0;
   // Attempt `t` failed for `why` at `at` and will be retried.
   virtual void on_retry(std::uint32_t worker, const record::request_times& t,
                         std::chrono::nanoseconds at, record::retry_cause why) = 0;

@@ -66,6 +66,7 @@ worker::worker(const run_config& config, std::uint32_t id, std::uint32_t connect
   for (std::uint32_t i = 0; i < connections_.size(); ++i) {
     connection& c = connections_[i];
     c.free_slots.reserve(c.slot_count);
+    if (multiplexed_) c.unwritten.reserve(2 * c.slot_count);
     for (std::uint32_t k = c.slot_count; k-- > 0;) {
       slots_[c.first_slot + k].connection = i;
       c.free_slots.push_back(c.first_slot + k);
@@ -118,7 +119,7 @@ void worker::begin(const run_control& control) {
 }
 
 bool worker::turn() {
-  const nanoseconds now = clock_.now();
+  const nanoseconds now = read_clock();
   observe_interruption(now);
   model_->dispatch(now);
   dispatch_retries(now);
@@ -168,17 +169,30 @@ void worker::on_final(const record::request_times& t, record::outcome o, nanosec
   if (tap_) tap_->on_final(id_, t, o, at);
 }
 
-// A first attempt the model made due: the retry budget gets its deposit.
-void worker::dispatched(record::request_times& t, nanoseconds now) {
+// Every instant the worker stamps on a request (dispatched, assigned, sent) is its moment():
+// the clock is read again only after a system call, which takes time. So a request got to,
+// given its slot and written with no system call in between has one instant for all three, and
+// a request a turn gets to after another's write was got to after that write: the wait is its
+// send lag, and its response time is exactly send lag + queue wait + connect time + service time.
+nanoseconds worker::read_clock() noexcept {
+  io_since_read_ = false;
+  return now_ = clock_.now();
+}
+
+// A first attempt the model made due: the retry budget gets its deposit. It is got to at the
+// worker's moment, not at the model's `now` (the turn's start), which the turn's writes so far
+// have left behind.
+void worker::dispatched(record::request_times& t, nanoseconds) {
   budget_.on_first_attempt();
-  t.dispatched = now;
-  if (!stats_.first_dispatch) stats_.first_dispatch = run::dispatch_instant{now, t.intended};
+  t.dispatched = moment();
+  if (!stats_.first_dispatch)
+    stats_.first_dispatch = run::dispatch_instant{t.dispatched, t.intended};
   recorder_->on_dispatched(t);
 }
 
 // A retry whose backoff ended: dispatched now, then a slot or the queue.
 void worker::admit(record::request_times& t, nanoseconds now) {
-  t.dispatched = now;
+  t.dispatched = moment();
   recorder_->on_dispatched(t);
   enqueue(t, now);
 }
@@ -264,16 +278,18 @@ bool worker::assign(const record::request_times& t, nanoseconds now) {
   ++assigned_;
   connection& c = connection_of(*chosen);
   chosen->times = t;
-  chosen->times.assigned = now;
+  chosen->times.assigned = moment();
   mark_busy(*chosen);
-  recorder_->on_assigned(chosen->times);
-  if (c.state == conn_state::closed) start_connect(c, now);
-  // An HTTP/2 connection that is busy carries other streams and takes this one at once.
+  // An HTTP/2 connection that is busy carries other streams and takes this one at once; its
+  // queue wait is taken when it is written (mark_sent).
   if (set_up(c)) {
     send_request(*chosen, now);
-  } else {
-    chosen->times.had_to_connect = true;
+    return true;
   }
+  // It waits for its connection to open: its queue wait ends here, its connect time begins.
+  chosen->times.had_to_connect = true;
+  recorder_->on_assigned(chosen->times);
+  if (c.state == conn_state::closed) start_connect(c, now);
   return true;
 }
 
@@ -393,6 +409,12 @@ void worker::mark_busy(slot& s) noexcept {
 
 void worker::mark_free(slot& s) noexcept {
   if (!s.busy) return;
+  // Framed but never written (its connection failed, or it was cancelled, first): its wait for
+  // a slot counts all the same.
+  if (s.unwritten) {
+    s.unwritten = false;
+    recorder_->on_assigned(s.times);
+  }
   connection& c = connection_of(s);
   c.in_flight--;
   c.free_slots.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
@@ -416,7 +438,7 @@ void worker::check_deadline(slot& s, nanoseconds now) {
   time_out(s.times, settle(deadlines_, s.times, now), now);
   // HTTP/2 resets the stream and keeps the connection; HTTP/1.1 must close it. A request that
   // waited on a connect leaves it to the others bound to it.
-  const bool sent = c.state == conn_state::busy && s.times.sent.count() != 0;
+  const bool sent = c.state == conn_state::busy && (s.times.sent.count() != 0 || s.unwritten);
   if (sent && c.codec->counts_per_stream())
     count_stream_bytes(s, c.codec->bytes_of(local_index(s)));
   const bool carries_on = sent ? c.codec->cancel(local_index(s)) : c.in_flight > 1;

@@ -91,6 +91,11 @@ class worker final : private model_host, private record::outcome_listener {
   void on_final(const record::request_times& t, record::outcome o,
                 nanoseconds at) noexcept override;
 
+  // worker.cpp: the worker's instant for what it stamps on requests (see moment())
+  nanoseconds read_clock() noexcept;
+  nanoseconds moment() noexcept { return io_since_read_ ? read_clock() : now_; }
+  void did_io() noexcept { io_since_read_ = true; }
+
   // worker.cpp: where due requests go, and what has run out of time
   void admit(record::request_times& t, nanoseconds now);
   bool retry(const record::request_times& t, record::retry_cause why, nanoseconds now,
@@ -130,7 +135,9 @@ class worker final : private model_host, private record::outcome_listener {
   }
   void note_handshake(const net::tls_state& tls, nanoseconds now);
   void send_request(slot& s, nanoseconds now);
+  void mark_sent(slot& s, nanoseconds at);
   void flush(connection& c, nanoseconds now);
+  void written(connection& c, nanoseconds at);
   void flush_deferred(nanoseconds now);
   void on_readable(connection& c, bool read_to_end);
   void on_closed_by_peer(connection& c, nanoseconds now, nanoseconds last_arrival);
@@ -216,6 +223,10 @@ class worker final : private model_host, private record::outcome_listener {
   std::vector<std::pair<nanoseconds, bool>> early_handshakes_;
   std::optional<net::tls_state> first_tls_;
 
+  // The worker's last reading of the clock, and whether a system call (a write, a connect, a
+  // read) has taken time since: moment() reads the clock again only then.
+  nanoseconds now_{};
+  bool io_since_read_ = false;
   const run_control* control_ = nullptr;
   net::wait_plan plan_;
   nanoseconds turn_at_{};  // when the last turn ran (the plan's origin)

@@ -90,6 +90,7 @@ void worker::start_connect(connection& c, nanoseconds now) {
   c.connect_started = now;
   stats_.connections_opened++;
   const net::setup_status st = c.transport->open(config_.target, *poller_, index_of(c));
+  did_io();
   if (st == net::setup_status::failed) {
     c.state = conn_state::closed;
     c.failed_setups++;
@@ -106,7 +107,7 @@ void worker::on_event(const epoll_event& ev) {
   if (!c.transport->is_open()) return;
   if (c.state == conn_state::connecting) {
     const net::setup_status st = c.transport->advance();
-    const nanoseconds now = clock_.now();
+    const nanoseconds now = read_clock();
     if (st == net::setup_status::failed) {
       const record::socket_reason why = reason_of(c.transport->last_failure().kind);
       if (c.in_flight) return fail_connection(c, why, now);
@@ -115,7 +116,7 @@ void worker::on_event(const epoll_event& ev) {
     if (st == net::setup_status::ready) on_set_up(c, now);
     return;
   }
-  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, clock_.now());
+  if ((ev.events & EPOLLOUT) && c.write_blocked) flush(c, read_clock());
   if (c.transport->is_open() && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
     c.peer_closing = (ev.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
     on_readable(c, c.peer_closing);
@@ -163,25 +164,57 @@ void worker::send_request(slot& s, nanoseconds now) {
   // for its captures and cookies.
   s.request = model_->request(s.times, s.room);
   s.keeps_response = model_->keeps_response(s.times);
-  // The actual send is the moment just before the first write, not when this batch began.
-  now = clock_.now();
-  s.times.sent = now;
+  now = moment();
   if (c.in_flight == 1) c.busy_since = now;
-  if (tap_) tap_->on_sent(id_, s.times, s.connection);
+  if (tap_) tap_->on_framing(id_, s.times, s.connection);
   const bool begun =
       c.codec->begin(local_index(s), {s.request.bytes, s.request.head, s.request.expect_body,
                                       s.keeps_response ? &s.response : nullptr, id_of(s.times)});
-  // A codec that counts at the send has the whole request to write once it began: the bytes
-  // that go on the wire, with whatever a decorator added (the request id header).
-  recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : c.codec->output().size());
   if (!begun) return fail_connection(c, record::socket_reason::h2_protocol, now);
+  if (!multiplexed_ || c.codec == c.http1.get()) {
+    // Written at once: sent at the moment the request was given its slot, unless it waited
+    // for a connect.
+    mark_sent(s, now);
+    return flush(c, now);
+  }
   // HTTP/2 frames the requests of one turn of the loop together: one write per connection for
-  // all of them (flush_deferred, before the worker waits), as a browser's or h2load's do.
-  if (!multiplexed_ || c.codec == c.http1.get()) return flush(c, now);
+  // all of them (flush_deferred, before the worker waits), as a browser's or h2load's do. Each
+  // is sent when that write is made.
+  s.unwritten = true;
+  c.unwritten.push_back(static_cast<std::uint32_t>(&s - slots_.data()));
   if (!c.flush_pending) {
     c.flush_pending = true;
     to_flush_.push_back(index_of(c));
   }
+}
+
+// The request's bytes are written at `at`: its actual send. Unless it waited for its connection
+// to open, what it waited for since it took its slot was this write (over HTTP/2, for the
+// turn's other requests to be framed and the connections before its own written): queue wait,
+// which runs to here.
+void worker::mark_sent(slot& s, nanoseconds at) {
+  s.times.sent = at;
+  if (!s.times.had_to_connect) {
+    s.times.assigned = at;
+    recorder_->on_assigned(s.times);
+  }
+  const connection& c = connection_of(s);
+  // A codec that counts at the send has the whole request to write when it is sent (HTTP/1.1
+  // writes it at once): the bytes that go on the wire, with whatever a decorator added (the
+  // request id header).
+  recorder_->on_sent(s.times, c.codec->counts_per_stream() ? 0 : c.codec->output().size());
+  if (tap_) tap_->on_sent(id_, s.times);
+}
+
+// A write went out at `at` on `c`: it carried the frames of every request framed since the last.
+void worker::written(connection& c, nanoseconds at) {
+  for (const std::uint32_t k : c.unwritten) {
+    slot& s = slots_[k];
+    if (!s.unwritten) continue;  // ended before the write, or listed again after a reuse
+    s.unwritten = false;
+    mark_sent(s, at);
+  }
+  c.unwritten.clear();
 }
 
 void worker::flush_deferred(nanoseconds now) {
@@ -199,7 +232,9 @@ void worker::flush(connection& c, nanoseconds now) {
   for (;;) {
     const std::string_view out = c.codec->output();
     if (out.empty()) break;
+    const nanoseconds at = c.unwritten.empty() ? now : moment();
     const auto r = c.transport->write(out.data(), out.size());
+    did_io();
     if (r.status == net::io_status::would_block) {
       // Rare (requests are small): watch for writability, then go back to reading only.
       if (!c.write_blocked) c.transport->watch_writable(true);
@@ -213,6 +248,7 @@ void worker::flush(connection& c, nanoseconds now) {
                              now);
     }
     c.codec->wrote(r.bytes);
+    if (!c.unwritten.empty()) written(c, at);
   }
   if (c.write_blocked) {
     c.write_blocked = false;
@@ -227,14 +263,16 @@ void worker::flush(connection& c, nanoseconds now) {
 // the loop may already be answered.
 void worker::on_readable(connection& c, bool read_to_end) {
   // A FIN read alone carries no receive stamp. When it follows bytes read in this same call it
-  // was already queued behind them (or came within microseconds), and the kernel stamps a read
-  // with the newest packet it consumed, the FIN's: so those bytes' arrival dates the close.
+  // was already queued behind them (or came within microseconds): Linux merges a FIN that finds
+  // data unread into that data's last buffer, which takes the FIN's stamp, so the read that took
+  // those bytes is stamped with the FIN's arrival and dates the close (docs/design.md, "How the
+  // times are taken", has the measurement).
   nanoseconds last_arrival{};
   for (;;) {
     nanoseconds stamp{};
     const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
-    if (r.status == net::io_status::would_block) return;
-    const nanoseconds now = clock_.now();
+    if (r.status == net::io_status::would_block) return did_io();
+    const nanoseconds now = read_clock();
     if (r.status == net::io_status::done) {
       last_arrival = arrival_time(c, stamp, now);
       if (!on_bytes(c, read_buffer_.data(), r.bytes, now, last_arrival)) return;
@@ -448,7 +486,9 @@ bool worker::may_open_ahead() const noexcept {
 
 void worker::close_connection(connection& c, nanoseconds now, close_cause cause) {
   c.transport->close();
+  did_io();
   c.generation++;
+  c.unwritten.clear();  // their slots ended with the connection
   for (std::size_t i = 0; i < idle_.size(); ++i) {
     if (&connections_[idle_[i]] == &c) {
       idle_[i] = idle_.back();

@@ -66,6 +66,7 @@ void network::client_write(connection& c, std::string_view bytes) {
       server_->on_data(*self, seg);
     });
   });
+  world_.spend(up_.write_cost);
 }
 
 void network::client_close(connection& c) {
@@ -82,7 +83,12 @@ void network::client_close(connection& c) {
   });
 }
 
+// What reached the client is due at events of its own, and a read first takes what is due by
+// the reader's clock: a worker still busy with its writes (link::write_cost) reads what arrived
+// meanwhile, as it would from a kernel. Not what arrives at the read's very instant, whose event
+// may come after the reader's, as with writes that cost nothing.
 read_result network::client_read(connection& c, char* buffer, std::size_t size) {
+  deliver(c, world_.now() - nanoseconds{1});
   read_result r;
   while (r.bytes < size && !c.rx_.empty()) {
     auto& seg = c.rx_.front();
@@ -114,14 +120,8 @@ void network::server_write(connection& c, std::string_view bytes) {
   c.server_sent += bytes.size();
   auto self = c.shared_from_this();
   carry(down_, c.to_client_free_, bytes, [this, self](std::string seg, nanoseconds at) {
-    world_.at(at, [self, seg = std::move(seg), at] {
-      if (self->client_gone_ || at >= self->reset_at_) return;  // lost behind a RST
-      const std::uint64_t end =
-          (self->arrivals.empty() ? 0 : self->arrivals.back().end) + seg.size();
-      self->arrivals.push_back({end, at});
-      self->rx_.push_back({std::move(seg), at});
-      self->client_->on_arrival(EPOLLIN);
-    });
+    self->coming_.push_back({std::move(seg), at});
+    world_.at(at, [this, self, at] { deliver(*self, at); });
   });
 }
 
@@ -129,12 +129,8 @@ void network::server_close(connection& c) {
   if (c.server_gone_) return;
   c.server_gone_ = true;
   auto self = c.shared_from_this();
-  const nanoseconds at = std::max(c.to_client_free_, world_.now()) + down_.delay;
-  world_.at(at, [self] {
-    if (self->client_gone_ || self->reset_in_) return;
-    self->fin_in_ = true;
-    self->client_->on_arrival(EPOLLIN | EPOLLRDHUP);
-  });
+  c.fin_at_ = std::max(c.to_client_free_, world_.now()) + down_.delay;
+  world_.at(c.fin_at_, [this, self] { deliver(*self, self->fin_at_); });
 }
 
 void network::server_reset(connection& c) {
@@ -143,11 +139,34 @@ void network::server_reset(connection& c) {
   auto self = c.shared_from_this();
   const nanoseconds at = world_.now() + down_.delay;
   c.reset_at_ = at;
-  world_.at(at, [self] {
-    if (self->client_gone_) return;
-    self->reset_in_ = true;
-    self->client_->on_arrival(EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR);
-  });
+  world_.at(at, [this, self, at] { deliver(*self, at); });
+}
+
+void network::deliver(connection& c, nanoseconds until) {
+  if (c.client_gone_) return;
+  std::uint32_t events = 0;
+  while (!c.coming_.empty() && c.coming_.front().arrived <= until) {
+    connection::segment seg = std::move(c.coming_.front());
+    c.coming_.pop_front();
+    if (seg.arrived >= c.reset_at_) continue;  // lost behind a RST
+    const std::uint64_t end = (c.arrivals.empty() ? 0 : c.arrivals.back().end) + seg.bytes.size();
+    c.arrivals.push_back({end, seg.arrived});
+    c.rx_.push_back(std::move(seg));
+    events |= EPOLLIN;
+  }
+  if (c.reset_at_ <= until && !c.reset_in_) {
+    c.reset_in_ = true;
+    events |= EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+  } else if (c.fin_at_ <= until && !c.fin_in_ && !c.reset_in_) {
+    c.fin_in_ = true;
+    c.fin_arrived = c.fin_at_;
+    // Linux appends a FIN that finds data unread to the last buffer of it (tcp_try_coalesce),
+    // and that buffer takes the FIN's receive stamp: a read that takes those bytes is stamped
+    // with the FIN's arrival, however long before it they came.
+    if (!c.rx_.empty()) c.rx_.back().arrived = c.fin_at_;
+    events |= EPOLLIN | EPOLLRDHUP;
+  }
+  if (events) c.client_->on_arrival(events);
 }
 
 }  // namespace punctual::sim

@@ -2,8 +2,11 @@
 // scripted server, each direction a link with a one-way delay and a bandwidth. A write becomes
 // segments (at most an MSS each, or split at random points), each arriving when the link has
 // carried it; a FIN arrives after the data before it, a RST as soon as the delay allows (data
-// still on its way behind it is lost). Every read the client makes is logged with the stamp it
-// got, and every segment with when it arrived, so a test can say exactly when each byte came.
+// still on its way behind it is lost). A FIN that finds data unread is merged into its last
+// segment, which takes the FIN's arrival as its stamp, as Linux does (docs/design.md, "How the
+// times are taken"). A client write may cost the worker time on its own clock. Every read the
+// client makes is logged with the stamp it got, and every segment with when it arrived, so a
+// test can say exactly when each byte came.
 #pragma once
 
 #include <chrono>
@@ -23,6 +26,10 @@ struct link {
   double bytes_per_ns = 1.25;  // 10 Gbit/s
   std::size_t mss = 1448;
   bool random_splits = false;  // a write may also be cut at random points
+  // What one write onto this link costs the writer on its own clock, as a system call does: the
+  // bytes leave at the write's start, and the writer's clock reads this much later after it.
+  // The client's writes only (the up link); 0 keeps a worker's turn at one instant.
+  nanoseconds write_cost{};
 };
 
 // How the server meets a new connection.
@@ -70,6 +77,7 @@ class connection : public std::enable_shared_from_this<connection> {
   // Server to client: what arrived and what the client read (with the stamp each read got).
   std::vector<byte_mark> arrivals;
   std::vector<byte_mark> reads;
+  nanoseconds fin_arrived{};      // when the server's FIN reached the client (zero: it did not)
   std::uint64_t client_sent = 0;  // bytes the client wrote
   std::uint64_t server_sent = 0;  // bytes the server wrote
   void* server_state = nullptr;   // the server's, for its own use
@@ -86,7 +94,7 @@ class connection : public std::enable_shared_from_this<connection> {
   friend class network;
   struct segment {
     std::string bytes;
-    nanoseconds arrived{};
+    nanoseconds arrived{};  // the stamp a read of it gets (a FIN merged into it: the FIN's)
   };
   client_end* client_;
   bool established_ = false;
@@ -95,6 +103,8 @@ class connection : public std::enable_shared_from_this<connection> {
   bool fin_in_ = false;                        // a FIN reached the client
   bool reset_in_ = false;                      // a RST reached the client
   nanoseconds reset_at_ = nanoseconds::max();  // when a RST will reach the client
+  nanoseconds fin_at_ = nanoseconds::max();    // when a FIN will reach the client
+  std::deque<segment> coming_;                 // on the link to the client, by arrival
   std::deque<segment> rx_;                     // arrived at the client, not read
   std::size_t rx_first_used_ = 0;              // bytes of rx_.front() already read
   std::uint64_t rx_read_ = 0;                  // offset of the next byte the client reads
@@ -132,6 +142,8 @@ class network {
   // Cuts `bytes` into segments and schedules each one's arrival; `free` is the link's.
   template <typename Arrive>
   void carry(const link& l, nanoseconds& free, std::string_view bytes, Arrive arrive);
+  // Hands the client what reached it by `until`: the segments due, then a FIN or RST.
+  void deliver(connection& c, nanoseconds until);
 
   world& world_;
   link up_;    // client to server

@@ -40,6 +40,7 @@ void sim_poller::wake() noexcept {
 void sim_poller::arm(const net::wait_plan& plan, std::function<void()> then) {
   plan_ = plan;
   then_ = std::move(then);
+  not_before_ = world_.now();
   woken_ = false;
   timed_out_ = false;
   if (plan.timer_sleep.count() > 0 || plan.socket_wait.count() != 0) ++sleeps_;
@@ -49,9 +50,11 @@ void sim_poller::arm(const net::wait_plan& plan, std::function<void()> then) {
 }
 
 // Moves to phase `p` at `at` (an event; pauses hold it), unless the wait has moved on by then.
+// Never before the turn that planned the wait ended: a wake() from another event may come
+// while the worker is still busy in its system calls.
 void sim_poller::go(phase p, nanoseconds at) {
   const std::uint64_t g = ++generation_;
-  world_.at(runnable_at(at), [this, p, g] {
+  world_.at(runnable_at(std::max(at, not_before_)), [this, p, g] {
     if (g == generation_) enter(p);
   });
 }

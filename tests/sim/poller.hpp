@@ -65,6 +65,7 @@ class sim_poller final : public net::poller {
   std::uint64_t generation_ = 0;  // an event of an earlier phase finds it changed and does nothing
   bool woken_ = false;            // a wake() came during this wait
   bool timed_out_ = false;
+  nanoseconds not_before_{};  // when the turn that planned this wait ended (its clock)
   nanoseconds timer_woke_{};
   nanoseconds woke_{};
   std::uint64_t sleeps_ = 0;

@@ -314,6 +314,11 @@ drawn_setup draw_setup(std::uint64_t seed) {
         static_cast<std::int64_t>(d.unit() * static_cast<double>((c.warmup + c.duration).count()))};
     text += ", interrupted at " + ms(*s.interrupt_at);
   }
+  if (d.chance(0.3)) {
+    // A write takes time, so a turn that sends several requests takes time too.
+    s.up.write_cost = d.span(microseconds(1), microseconds(50));
+    text += fmt::format(", writes cost {}us", s.up.write_cost.count() / 1000);
+  }
   out.description = std::move(text);
   return out;
 }

@@ -206,13 +206,17 @@ void scripted_server::http1_answer(connection& c, std::size_t index) {
       s->gone = true;
       net_.server_reset(c);
       return;
-    case fate::close_delimited:
+    case fate::close_delimited: {
       net_.server_write(c, responses_.close_delimited);
       r.end_offset = c.server_sent;
       r.answered = true;
       s->gone = true;
-      net_.server_close(c);
+      if (script_.close_delimited_fin_after.count() == 0) return net_.server_close(c);
+      auto conn = c.shared_from_this();
+      world_.at(world_.now() + script_.close_delimited_fin_after,
+                [this, conn] { net_.server_close(*conn); });
       return;
+    }
     case fate::trickle: {
       net_.server_write(c, trickle_head());
       auto conn = c.shared_from_this();

@@ -76,6 +76,8 @@ struct server_script {
   std::string malformed_frame{"\x00\x00\x01\x00\x00\x00\x00\x00\x00x", 10};
   std::optional<nanoseconds> close_after_break;
   std::size_t reset_after_bytes = 20;  // fate::reset_after
+  // fate::close_delimited: the server closes this long after writing the body (0: at once).
+  nanoseconds close_delimited_fin_after{};
   // HTTP/1.1: closes a keep-alive connection idle this long (serve's --idle-close); 0: never.
   nanoseconds idle_close{};
   // HTTP/1.1: when set, the answer of a request that meets fate::ok is what this returns for its

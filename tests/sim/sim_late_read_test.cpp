@@ -3,15 +3,17 @@
 // deadline, and it is ok if it arrived before, a timeout at exactly the deadline if after, in
 // each precision mode, whether the freeze caught the worker in a socket wait (one request) or a
 // timer sleep (2000 req/s); answers beyond one wait's events are read by the deadline check
-// before it times anything out; a close-delimited answer follows the stamp of its body; an answer
-// past --attempt-timeout retries the attempt; responses a worker leaves for its next send (coarse
-// ticks, fine mode's timer sleeps) keep their arrival; answers a few microseconds either side of
-// a deadline between two coarse ticks. Probes at chosen virtual instants show when the tap had
-// recorded each outcome, so "read after its deadline" is seen, not assumed.
+// before it times anything out; a close-delimited answer follows the stamp of its body, or of its
+// FIN when that came later but before the read (a timeout when the FIN missed the deadline); an
+// answer past --attempt-timeout retries the attempt; responses a worker leaves for its next send
+// (coarse ticks, fine mode's timer sleeps) keep their arrival; answers a few microseconds either
+// side of a deadline between two coarse ticks. Probes at chosen virtual instants show when the tap
+// had recorded each outcome, so "read after its deadline" is seen, not assumed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -153,24 +155,71 @@ TEST(sim_late_read, answers_beyond_one_waits_events_are_read_before_the_deadline
   }
 }
 
-// A close-delimited answer is dated by the stamp of the read that met the close: its body's.
+// One close-delimited answer, `answer_after` after the server read its request, with its FIN
+// `fin_after` after the body, over links that carry bytes in no time; the worker frozen until
+// the thaw. `first` is the request's final outcome (null when the run broke a rule).
+struct close_delimited_run {
+  std::unique_ptr<simulation> sim;
+  const final_outcome* first = nullptr;
+  nanoseconds deadline{};
+};
+
+close_delimited_run run_close_delimited(nanoseconds answer_after, nanoseconds fin_after) {
+  setup s = frozen(1, answer_after, thaw, precision_mode::fine);
+  s.server.shares[static_cast<std::size_t>(fate::close_delimited)] = 1;
+  s.server.close_delimited_fin_after = fin_after;
+  s.up.bytes_per_ns = s.down.bytes_per_ns = 1e9;
+  close_delimited_run r{std::make_unique<simulation>(s)};
+  const auto counts = count_outcomes_at(*r.sim, {thaw - nanoseconds(1)});
+  if (!ran_judged(*r.sim)) return r;
+  r.first = first_request(*r.sim, *counts);
+  if (r.first) r.deadline = r.first->t.intended + milliseconds(200);
+  return r;
+}
+
+// A close-delimited answer is dated by the stamp of the read that met the close: its body's, the
+// FIN having come with it.
 TEST(sim_late_read, a_close_delimited_answer_follows_the_stamp_of_its_body) {
   for (const nanoseconds answer_after : {milliseconds(300), milliseconds(50)}) {
     SCOPED_TRACE(std::to_string(answer_after.count()) + " ns");
-    setup s = frozen(1, answer_after, thaw, precision_mode::fine);
-    s.server.shares[static_cast<std::size_t>(fate::close_delimited)] = 1;
-    simulation sim(s);
-    const auto counts = count_outcomes_at(sim, {thaw - nanoseconds(1)});
-    if (!ran_judged(sim)) continue;
-    const final_outcome* first = first_request(sim, *counts);
-    if (!first) continue;
-    const nanoseconds deadline = first->t.intended + milliseconds(200);
+    const close_delimited_run r = run_close_delimited(answer_after, nanoseconds{0});
+    if (!r.first) continue;
     if (answer_after > milliseconds(200)) {
-      EXPECT_EQ(first->outcome, outcome::timeout);
-      EXPECT_EQ(first->at, deadline);
+      EXPECT_EQ(r.first->outcome, outcome::timeout);
+      EXPECT_EQ(r.first->at, r.deadline);
     } else {
-      EXPECT_EQ(first->outcome, outcome::ok);
-      EXPECT_EQ(first->at, arrival_of_answer(sim, first->sim_id));
+      EXPECT_EQ(r.first->outcome, outcome::ok);
+      EXPECT_EQ(r.first->at, arrival_of_answer(*r.sim, r.first->sim_id));
+    }
+  }
+}
+
+// A close-delimited body that arrived 20 ms before the deadline, its FIN 50 ms after it, both
+// read at the thaw in one call: the answer ended with the FIN, after the deadline, and is a
+// timeout. The kernel merges the FIN into the unread body and stamps the read with the FIN's
+// arrival (network.hpp); the engine dates the answer by that stamp, as it would on Linux. With
+// the FIN 10 ms after the body, before the deadline, it is ok at the FIN.
+TEST(sim_late_read, a_close_delimited_answer_whose_fin_came_after_the_deadline_times_out) {
+  for (const nanoseconds fin_after : {milliseconds(70), milliseconds(10)}) {
+    SCOPED_TRACE("FIN " + std::to_string(fin_after.count()) + " ns after the body");
+    // 180 ms less the two link delays: the body reaches the client 20 ms before the deadline.
+    const close_delimited_run r =
+        run_close_delimited(milliseconds(180) - microseconds(100), fin_after);
+    if (!r.first) continue;
+    const nanoseconds body = arrival_of_answer(*r.sim, r.first->sim_id);
+    EXPECT_EQ(body, r.deadline - milliseconds(20));
+    const served_request* served = r.sim->server().find(r.first->sim_id);
+    const nanoseconds fin = body + fin_after;
+    // Read once, after both came: the read that took the body is the FIN's.
+    EXPECT_EQ(
+        r.sim->net().connections()[served->connection - 1]->read_stamp_of(served->end_offset - 1),
+        fin);
+    if (fin >= r.deadline) {
+      EXPECT_EQ(r.first->outcome, outcome::timeout);
+      EXPECT_EQ(r.first->at, r.deadline);
+    } else {
+      EXPECT_EQ(r.first->outcome, outcome::ok);
+      EXPECT_EQ(r.first->at, fin);
     }
   }
 }

@@ -12,7 +12,7 @@
 namespace punctual::sim {
 
 // The engine's codecs, each request tagged on its way in with an x-sim-id header naming the
-// attempt the tap saw go out just before (worker::send_request tells the tap, then frames). The
+// attempt the tap saw just before (worker::send_request tells the tap, then frames). The
 // production one (--request-id-header) names the planned request, which several attempts share.
 class tagging_codec final : public http::codec_decorator {
  public:
@@ -166,8 +166,8 @@ void simulation::poll() {
   world_->at(world_->now() + engine::run_collector::period, [this] { poll(); });
 }
 
-void simulation::on_sent(std::uint32_t worker, const record::request_times& t,
-                         std::uint32_t connection) {
+void simulation::on_framing(std::uint32_t worker, const record::request_times& t,
+                            std::uint32_t connection) {
   const sim_transport* via = transports_.at(first_transport_.at(worker) + connection);
   sent_attempt a;
   a.sim_id = sent_.size() + 1;
@@ -177,6 +177,11 @@ void simulation::on_sent(std::uint32_t worker, const record::request_times& t,
   sent_.push_back(a);
   pending_id_ = a.sim_id;
   last_sent_[key_of(worker, t)] = a.sim_id;
+}
+
+// Its bytes were written: the attempt framed last under its key gets its send instant.
+void simulation::on_sent(std::uint32_t worker, const record::request_times& t) {
+  sent_.at(last_sent_.at(key_of(worker, t)) - 1).t = t;
 }
 
 void simulation::on_retry(std::uint32_t worker, const record::request_times& t, nanoseconds at,

@@ -44,7 +44,7 @@ struct setup {
   std::size_t max_events = 256;             // the most events one wait returns
 };
 
-// An attempt as it went out.
+// An attempt as it went out (`t.sent` is zero for one framed but never written).
 struct sent_attempt {
   std::uint64_t sim_id = 0;
   std::uint32_t worker = 0;
@@ -103,8 +103,9 @@ class simulation final : private engine::request_tap {
   }
 
  private:
-  void on_sent(std::uint32_t worker, const record::request_times& t,
-               std::uint32_t connection) override;
+  void on_framing(std::uint32_t worker, const record::request_times& t,
+                  std::uint32_t connection) override;
+  void on_sent(std::uint32_t worker, const record::request_times& t) override;
   void on_retry(std::uint32_t worker, const record::request_times& t, nanoseconds at,
                 record::retry_cause why) override;
   void on_final(std::uint32_t worker, const record::request_times& t, record::outcome o,
@@ -119,7 +120,7 @@ class simulation final : private engine::request_tap {
   std::vector<sim_transport*> transports_;      // in the order the workers made them
   std::vector<std::uint32_t> first_transport_;  // per worker, its first in transports_
   std::vector<sim_poller*> pollers_;
-  std::uint64_t pending_id_ = 0;  // the attempt on_sent saw last, for the tagging codec
+  std::uint64_t pending_id_ = 0;  // the attempt on_framing saw last, for the tagging codec
   std::unique_ptr<engine::load_run> run_;
   std::unique_ptr<engine::run_collector> collector_;
   engine::interval_sink sink_;

@@ -25,8 +25,13 @@ bool world::step() {
     event e = std::move(const_cast<event&>(events_.top()));
     events_.pop();
     if (!cancelled_.empty() && is_cancelled(e.number)) continue;
-    now_ = e.at;
+    // Not before now: time the set-up spent outside any event may have passed an event's instant.
+    now_ = std::max(now_, e.at);
+    spent_ = nanoseconds{0};
+    running_ = true;
     e.run();
+    running_ = false;
+    spent_ = nanoseconds{0};
     return true;
   }
   return false;

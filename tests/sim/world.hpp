@@ -21,8 +21,14 @@ class world {
   // Virtual CLOCK_MONOTONIC starts at `origin`; CLOCK_REALTIME is it plus a fixed offset.
   explicit world(std::uint64_t seed, nanoseconds origin = std::chrono::seconds(1000));
 
-  nanoseconds now() const noexcept { return now_; }
-  // Runs `f` at `at` (not before now). Returns the event's number, for cancel().
+  // The instant as the event that runs now sees it: its own start plus what it spent.
+  nanoseconds now() const noexcept { return now_ + spent_; }
+  // The event that runs now is busy for `d` more (a system call's cost on its caller's clock):
+  // its own clock moves on, while every other event keeps its instant, as another CPU's would.
+  // Outside any event (the set-up before the run) time itself moves on.
+  void spend(nanoseconds d) noexcept { (running_ ? spent_ : now_) += d; }
+  // Runs `f` at `at` (not before the running event's start). Returns the event's number, for
+  // cancel().
   std::uint64_t at(nanoseconds at, std::function<void()> f);
   void cancel(std::uint64_t event) noexcept { cancelled_.push_back(event); }
   // Runs the earliest event; false when none is left.
@@ -53,9 +59,9 @@ class world {
   class virtual_clock final : public net::clock {
    public:
     explicit virtual_clock(const world& w) : w_(w) {}
-    nanoseconds now() const noexcept override { return w_.now_; }
-    nanoseconds unix_now() const noexcept override { return w_.now_ + unix_offset; }
-    net::clock_mapping map() const noexcept override { return {w_.now_, w_.now_ + unix_offset}; }
+    nanoseconds now() const noexcept override { return w_.now(); }
+    nanoseconds unix_now() const noexcept override { return w_.now() + unix_offset; }
+    net::clock_mapping map() const noexcept override { return {w_.now(), w_.now() + unix_offset}; }
     nanoseconds thread_cpu() const noexcept override { return nanoseconds{0}; }
 
    private:
@@ -64,6 +70,8 @@ class world {
   bool is_cancelled(std::uint64_t number) noexcept;
 
   nanoseconds now_;
+  nanoseconds spent_{};   // by the event that runs now
+  bool running_ = false;  // an event runs now
   std::uint64_t next_number_ = 0;
   std::priority_queue<event, std::vector<event>, later> events_;
   std::vector<std::uint64_t> cancelled_;
