@@ -45,7 +45,8 @@ void check_attempts(std::vector<std::string>& out, const simulation& sim) {
   const record::attempt_counts& a = sim.result().measured.counts.attempts;
   record::attempt_counts seen;
   for (const auto& s : sim.sent()) {
-    if (!measured(sim, s.t)) continue;
+    // Framed but never written (its connection failed first): no attempt went out.
+    if (!measured(sim, s.t) || s.t.sent.count() == 0) continue;
     std::uint64_t& kind = s.t.resent ? seen.resent : s.t.attempt == 0 ? seen.first : seen.retries;
     ++kind;
   }
