@@ -158,10 +158,10 @@ void parse_times(const run_options& o, const schedule::trace* replay, run::confi
   c.warmup = parse_duration("--warmup", o.warmup);
   c.duration = o.duration.empty() ? default_duration(o, replay, c.warmup)
                                   : parse_duration("-d/--duration", o.duration);
-  c.timeout = parse_duration("--timeout", o.timeout);
+  c.timeout = parse_duration_with_unit("--timeout", o.timeout);
   c.connect_timeout = o.connect_timeout.empty()
                           ? c.timeout
-                          : parse_duration("--connect-timeout", o.connect_timeout);
+                          : parse_duration_with_unit("--connect-timeout", o.connect_timeout);
   if (c.duration.count() <= 0) throw usage_error("-d/--duration: must be more than 0");
   if (c.timeout.count() <= 0) throw usage_error("--timeout: must be more than 0");
 }
@@ -197,7 +197,7 @@ schedule::plan build_plan(const run_options& o, const run::config& c,
 
 run::closed_model build_closed_model(const run_options& o) {
   run::closed_model m;
-  m.think = parse_duration("--think", o.think);
+  m.think = parse_duration_with_unit("--think", o.think);
   if (!o.expected_interval.empty()) {
     m.expected_interval = parse_duration("--expected-interval", o.expected_interval);
     if (m.expected_interval->count() <= 0)

@@ -121,6 +121,16 @@ std::chrono::nanoseconds parse_duration(std::string_view option, std::string_vie
   throw usage_error(head + " is not a duration " + expected);
 }
 
+std::chrono::nanoseconds parse_duration_with_unit(std::string_view option, std::string_view text) {
+  const bool bare =
+      !text.empty() && text.find_first_not_of("0123456789.") == std::string_view::npos;
+  if (bare) {
+    throw usage_error(std::string{option} + ": " + http::quoted(text) +
+                      " has no unit: give one, e.g. 500ms");
+  }
+  return parse_duration(option, text);
+}
+
 std::optional<double> try_parse_rate(std::string_view text) noexcept {
   problem why{};
   return rate_or(text, why);

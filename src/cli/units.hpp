@@ -13,6 +13,9 @@ namespace punctual::cli {
 // "100ns", "250us", "500ms", "1.5s", "30s", "2m", "1h"; a bare number means seconds (as wrk).
 std::optional<std::chrono::nanoseconds> try_parse_duration(std::string_view text) noexcept;
 std::chrono::nanoseconds parse_duration(std::string_view option, std::string_view text);
+// The same, but a bare number is refused: for options where seconds are rarely meant (a
+// timeout, a think time), "--timeout 500" is far more likely 500 ms than 500 s.
+std::chrono::nanoseconds parse_duration_with_unit(std::string_view option, std::string_view text);
 
 // Requests per second: "2000", "2k", "1.5k", "1M". Must be > 0 and finite.
 std::optional<double> try_parse_rate(std::string_view text) noexcept;

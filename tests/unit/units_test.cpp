@@ -96,6 +96,18 @@ TEST(units, duration_messages) {
             "--duration: '3000h' is too long (at most 100 days, e.g. 2400h)");
 }
 
+// A timeout or think time without a unit is refused rather than read as seconds; -d keeps
+// wrk's bare seconds.
+TEST(units, durations_that_need_a_unit) {
+  EXPECT_EQ(usage_message([] { punctual::cli::parse_duration_with_unit("--timeout", "500"); }),
+            "--timeout: '500' has no unit: give one, e.g. 500ms");
+  EXPECT_EQ(usage_message([] { punctual::cli::parse_duration_with_unit("--think", "1.5"); }),
+            "--think: '1.5' has no unit: give one, e.g. 500ms");
+  EXPECT_EQ(punctual::cli::parse_duration_with_unit("--timeout", "500ms"),
+            std::chrono::milliseconds(500));
+  EXPECT_EQ(punctual::cli::parse_duration("-d/--duration", "10"), std::chrono::seconds(10));
+}
+
 TEST(units, good_rates) {
   const std::vector<std::pair<std::string, double>> cases = {
       {"2000", 2000}, {"2k", 2000},   {"2K", 2000},     {"1.5k", 1500}, {"1M", 1e6},
