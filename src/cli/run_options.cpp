@@ -143,6 +143,19 @@ std::shared_ptr<const schedule::trace> load_schedule_in(const run_options& o) {
 // offset) less the warm-up.
 std::chrono::nanoseconds default_duration(const run_options& o, const schedule::trace* replay,
                                           std::chrono::nanoseconds warmup) {
+  // Without -d the stages set the run's length, as k6's do: they are laid out from 0, warm-up
+  // included.
+  if (!o.stages.empty()) {
+    std::string error;
+    const auto stages = schedule::parse_stages(o.stages, error);
+    if (!stages) throw usage_error("--stages: " + error);
+    const auto length = schedule::stages_length(*stages);
+    if (warmup >= length) {
+      throw usage_error("--warmup " + o.warmup + " covers the whole of --stages " + o.stages +
+                        ", so nothing would be measured (or give -d)");
+    }
+    return length - warmup;
+  }
   if (!replay) return std::chrono::seconds{10};
   const auto end = replay->natural_end();
   if (warmup >= end) {

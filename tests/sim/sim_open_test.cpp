@@ -1,6 +1,8 @@
 // The open model in the simulation: constant and Poisson arrivals, stages, a trace and a mix.
 #include <gtest/gtest.h>
 
+#include "cli/command.hpp"
+#include "cli_run.hpp"
 #include "sim_setups.hpp"
 #include "simulation.hpp"
 
@@ -39,6 +41,18 @@ TEST(sim_open, a_stall_delays_every_answer_due_in_it) {
       EXPECT_LT(took, milliseconds(1));
     }
   }
+}
+
+// Without -d the stages set the run's length, warm-up included, as k6's do: a ramp from 0 to
+// 50/s over 1 s, then to 100/s over 1 s, with a 500 ms warm-up, measures 1.5 s, in which the
+// ramps plan 18.75 + 75 requests.
+TEST(sim_open, stages_without_a_duration_set_the_run_length) {
+  const cli_result r =
+      run_judged(command({"-t1", "-c2", "--stages", "1s:50,1s:100", "--warmup", "500ms"}));
+  EXPECT_EQ(r.doc["schedule"]["duration_ns"].get<std::int64_t>(), 1'500'000'000);
+  EXPECT_NEAR(r.doc["schedule"]["planned"].get<double>(), 93.75, 1.0);
+  EXPECT_THROW(run_cli(command({"-t1", "-c2", "--stages", "1s:100", "--warmup", "2s"})),
+               cli::usage_error);
 }
 
 }  // namespace
