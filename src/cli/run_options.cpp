@@ -1,5 +1,6 @@
 #include "cli/run_options.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -102,16 +103,29 @@ void check_shape(const run_options& o) {
   }
 }
 
-// Fails before anything is sent if an output could not be written afterwards.
+// Fails before anything is sent if an output could not be written afterwards. A file that does
+// not exist yet is created and removed again: asking the directory (access) says yes to root
+// everywhere, /proc included.
 void check_output_path(const char* option, const std::string& path, bool dash_ok) {
   if (path.empty()) return;
   if (dash_ok && path == "-") return;
   const auto slash = path.rfind('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  if (path.back() == '/' || access(dir.c_str(), W_OK) != 0) {
+  bool writable = path.back() != '/' && access(dir.c_str(), W_OK) == 0;
+  if (writable && access(path.c_str(), F_OK) != 0) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    writable = fd >= 0;
+    if (writable) {
+      ::close(fd);
+      ::unlink(path.c_str());
+    }
+  } else if (writable) {
+    writable = access(path.c_str(), W_OK) == 0;
+  }
+  if (!writable) {
     throw usage_error(std::string(option) + ": cannot write '" + path +
-                      "' (no such writable directory)");
+                      "' (its directory is missing or not writable)");
   }
 }
 
@@ -277,6 +291,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   check_output_path("--hlog", o.hlog_out, false);
   check_output_path("--hgrm", o.hgrm_out, false);
   check_output_path("--schedule-out", o.schedule_out, false);
+  check_output_path("--html", o.html_out, false);
+  check_output_path("--timeline", o.timeline_out, false);
   check_descriptor_limit(o.connections);
   std::optional<scenario::scenario_file> file;
   if (!o.scenario_file.empty()) file = load_scenario_options(o);

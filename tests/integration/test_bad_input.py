@@ -191,6 +191,12 @@ def cases(url, traces):
         # outputs that cannot be written (found before anything is sent)
         ("hlog in a missing dir", ["run", *ok, "--hlog", "/nonexistent/dir/x.hlog", url], "/nonexistent/dir/x.hlog"),
         ("json in a missing dir", ["run", *ok, "--json", "/nonexistent/dir/x.json", url], "/nonexistent/dir/x.json"),
+        ("html in a missing dir", ["run", *ok, "--html", "/nonexistent/dir/x.html", url],
+         "--html: cannot write '/nonexistent/dir/x.html'"),
+        ("timeline in a missing dir", ["run", *ok, "--timeline", "/nonexistent/dir/t.csv", url],
+         "--timeline: cannot write '/nonexistent/dir/t.csv'"),
+        ("hlog where nothing can be created", ["run", *ok, "--hlog", "/proc/punctual.hlog", url],
+         "--hlog: cannot write '/proc/punctual.hlog'"),
         ("schedule-out in a missing dir", ["run", *ok, "--schedule-out", "/nonexistent/dir/s.txt", url],
          "/nonexistent/dir/s.txt"),
         ("empty json path", ["run", *ok, "--json", "", url], "--json"),
