@@ -12,6 +12,7 @@
 
 #include "http/codec.hpp"
 #include "net/transport.hpp"
+#include "record/outcome.hpp"
 
 namespace punctual::engine {
 
@@ -31,8 +32,9 @@ struct connection {
   // without one, by a failure, counts in `failed_setups`, and the next waits a backoff.
   bool answered = false;
   std::uint32_t failed_setups = 0;  // set-ups in a row that failed before any answer
-  bool write_blocked = false;       // writability is watched until the request is fully written
-  bool flush_pending = false;       // HTTP/2: requests begun this turn wait for one write together
+  record::socket_reason last_failure = record::socket_reason::connect;  // of the last of them
+  bool write_blocked = false;  // writability is watched until the request is fully written
+  bool flush_pending = false;  // HTTP/2: requests begun this turn wait for one write together
   // The peer's close came with the bytes being read (EPOLLRDHUP): once its last answer is read,
   // the connection takes no new request, which would only meet the close.
   bool peer_closing = false;

@@ -212,6 +212,7 @@ void worker::enqueue(const record::request_times& t, nanoseconds now) {
   if (now >= deadlines_.chain(t)) return recorder_->on_timeout(t, config_.timeout);
   // A user's request waits for its own slot alone, never behind another user's.
   if ((queue_.empty() || traits_.users_own_slots) && assign(t, now)) return;
+  if (const auto why = all_broken(now)) return fail_unsent(t, *why, now);
   if (config_.max_queue && queue_.size() >= config_.max_queue) {
     recorder_->on_dropped(t);
   } else {
@@ -263,8 +264,12 @@ void worker::serve_queue(nanoseconds now) {
     if (deadlines_.chain(queue_.front()) <= now) {
       recorder_->on_timeout(queue_.front(), config_.timeout);
     } else if (!assign(queue_.front(), now)) {
-      if (!traits_.users_own_slots) return;
-      queue_.push(queue_.front());
+      if (const auto why = all_broken(now)) {
+        fail_unsent(queue_.front(), *why, now);
+      } else {
+        if (!traits_.users_own_slots) return;
+        queue_.push(queue_.front());
+      }
     }
     queue_.pop();
   }

@@ -153,6 +153,8 @@ class worker final : private model_host, private record::outcome_listener {
   void fail_slot(slot& s, record::socket_reason why, nanoseconds now);
   void count_stream_bytes(const slot& s, const http::stream_bytes& bytes) noexcept;
   void fail_connection(connection& c, record::socket_reason why, nanoseconds now);
+  std::optional<record::socket_reason> all_broken(nanoseconds now) const noexcept;
+  void fail_unsent(const record::request_times& t, record::socket_reason why, nanoseconds now);
   // `failed`: the connection broke (a failed set-up, the server's reset or close, bytes nobody
   // asked for); else the worker closed it (a timeout, no keep-alive, a user's end, GOAWAY).
   enum class close_cause : std::uint8_t { ours, failed };

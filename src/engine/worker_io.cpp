@@ -95,7 +95,8 @@ void worker::start_connect(connection& c, nanoseconds now) {
     c.state = conn_state::closed;
     c.failed_setups++;
     c.retry_at = now + reopen_backoff(c.failed_setups);
-    if (c.in_flight) fail_connection(c, reason_of(c.transport->last_failure().kind), now);
+    c.last_failure = reason_of(c.transport->last_failure().kind);
+    if (c.in_flight) fail_connection(c, c.last_failure, now);
     return;
   }
   c.state = conn_state::connecting;
@@ -111,6 +112,7 @@ void worker::on_event(const epoll_event& ev) {
     if (st == net::setup_status::failed) {
       const record::socket_reason why = reason_of(c.transport->last_failure().kind);
       if (c.in_flight) return fail_connection(c, why, now);
+      c.last_failure = why;
       return close_connection(c, now, close_cause::failed);
     }
     if (st == net::setup_status::ready) on_set_up(c, now);
@@ -284,7 +286,12 @@ void worker::on_readable(connection& c, bool read_to_end) {
       }
       continue;
     }
-    if (c.in_flight == 0) return close_connection(c, now, close_cause::failed);
+    if (c.in_flight == 0) {
+      c.last_failure = r.status == net::io_status::reset    ? record::socket_reason::reset
+                       : r.status == net::io_status::closed ? record::socket_reason::closed
+                                                            : record::socket_reason::read;
+      return close_connection(c, now, close_cause::failed);
+    }
     if (r.status == net::io_status::closed) return on_closed_by_peer(c, now, last_arrival);
     return fail_connection(c,
                            r.status == net::io_status::reset ? record::socket_reason::reset
@@ -325,6 +332,7 @@ bool worker::on_bytes(connection& c, const char* data, std::size_t size, nanosec
       // Bytes nobody asked for (a banner, an h2c server's SETTINGS): the connection is out of
       // step. It closes, counted once, and is not reopened before a request needs it.
       stats_.unsolicited_closes++;
+      c.last_failure = record::socket_reason::parse;
       close_connection(c, now, close_cause::failed);
       return false;
     }
@@ -475,7 +483,32 @@ void worker::fail_connection(connection& c, record::socket_reason why, nanosecon
     if (s.busy && c.codec->counts_per_stream()) count_stream_bytes(s, c.codec->bytes_of(k));
     fail_slot(s, why, now);
   }
+  c.last_failure = why;
   if (c.transport->is_open()) close_connection(c, now, close_cause::failed);
+}
+
+// Every connection broke before answering and waits out its backoff: a request due now would
+// only wait for a connection the server keeps breaking, so it fails at once, for the reason the
+// last of them broke, as it would have on a connection of its own (and none is opened for it).
+std::optional<record::socket_reason> worker::all_broken(nanoseconds now) const noexcept {
+  if (traits_.users_own_slots) return std::nullopt;
+  std::optional<record::socket_reason> why;
+  for (const auto& c : connections_) {
+    if (c.state != conn_state::closed || c.failed_setups == 0 || c.retry_at <= now) {
+      return std::nullopt;
+    }
+    why = c.last_failure;
+  }
+  return why;
+}
+
+// A request that fails before it is sent: as a failed attempt, under the retry policy.
+void worker::fail_unsent(const record::request_times& t, record::socket_reason why,
+                         nanoseconds now) {
+  const attempt_ending e = settle(deadlines_, t, now);
+  const auto cause = retry_cause_of(why);
+  if (!e.in_time) return time_out(t, e, now);
+  if (!cause || !retry(t, *cause, now, false)) recorder_->on_socket_error(t, now, why);
 }
 
 // With the -c connections kept open, each attempt bound to a slot may cost one connection more:
