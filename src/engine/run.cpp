@@ -72,7 +72,8 @@ void load_run::open(run_result& result) {
   // A certificate that does not verify ends the run before it starts, whatever else connected.
   if (first_error.kind == net::failure_kind::tls_verify) {
     throw run_failure("TLS verification failed for " + config_.tls.server_name + ": " +
-                      first_error.text);
+                      first_error.text +
+                      " (trust it with --cacert FILE, or skip verification with --insecure)");
   }
   if (result.connections_opened == 0) {
     throw run_failure("could not connect to " + config_.target.text + ": " + first_error.text);

@@ -84,6 +84,8 @@ def check_failed_verification(result, host, reason):
     line = one_error_line(result)
     check(host in line, f"the error line does not name the host {host!r}: {line!r}")
     check(reason in line, f"the error line does not give OpenSSL's reason {reason!r}: {line!r}")
+    check(line.endswith("(trust it with --cacert FILE, or skip verification with --insecure)"),
+          f"the error line gives no way out: {line!r}")
     check(result.report is None, "a JSON report was written for a run that could not start")
     check(result.wall_s < CASE_TIMEOUT_S, f"took {result.wall_s:.1f} s to give up")
 
