@@ -94,20 +94,30 @@ std::uint32_t worker::open_connections(net::failure& first_error) {
 // Reads what a connection set up before the start has received (HTTP/2: the server's SETTINGS)
 // and answers it; no request is in flight yet.
 void worker::settle_before_start(connection& c, net::failure& error) {
+  // Over plain TCP, HTTP/2 is spoken with prior knowledge (h2c), which most HTTP/1.1 servers
+  // answer with a 400 or a close: say what to try instead.
+  const auto setting_up_failed = [&](const char* what) {
+    if (error.kind != net::failure_kind::none) return;
+    std::string text = what;
+    if (!c.transport->tls().handshaken) {
+      text +=
+          ": the server does not speak HTTP/2 with prior knowledge (h2c); try --http 1.1, or "
+          "--http auto over TLS";
+    }
+    error = {net::failure_kind::connect, text};
+  };
   for (;;) {
     nanoseconds stamp{};
     const auto r = c.transport->read(read_buffer_.data(), read_buffer_.size(), stamp);
     if (r.status == net::io_status::would_block) break;
     if (r.status != net::io_status::done) {
-      if (error.kind == net::failure_kind::none)
-        error = {net::failure_kind::connect, "the server closed the connection while setting up"};
+      setting_up_failed("the server closed the connection while setting up");
       return close_connection(c, clock_.now(), close_cause::failed);
     }
     codec_events_.list.clear();
     c.codec->feed(read_buffer_.data(), r.bytes, codec_events_);
     if (!codec_events_.list.empty()) {  // nothing is in flight: only a broken protocol reports
-      if (error.kind == net::failure_kind::none)
-        error = {net::failure_kind::connect, "HTTP/2 protocol error while setting up"};
+      setting_up_failed("HTTP/2 protocol error while setting up");
       return close_connection(c, clock_.now(), close_cause::failed);
     }
   }

@@ -78,6 +78,18 @@ def tls_handshakes_fail(binary):
           f"no failed handshake counted: {report['socket_errors']}")
 
 
+def http2_client_http1_server(binary):
+    """The other way round: --http 2 (h2c) against an HTTP/1.1 server ends at once, exit 1, in
+    one line that says what to try."""
+    with harness.punctual_serve(binary) as serve:
+        r = harness.run_punctual(binary, [*RUN, "--http", "2", serve.url()], timeout_s=30)
+    check_eq(r.returncode, 1, f"exit code:\n{r.describe()}")
+    lines = harness.stderr_lines(r.stderr)
+    check_eq(len(lines), 1, f"stderr lines: {r.stderr!r}")
+    check("does not speak HTTP/2 with prior knowledge (h2c); try --http 1.1" in lines[0],
+          f"no hint: {lines[0]!r}")
+
+
 def main():
     binary = harness.binary_from_argv()
     checks = harness.Checks("reconnect bound")
@@ -86,6 +98,7 @@ def main():
     checks.run("a reset at every accept", reset_at_every_accept, binary)
     checks.run("a reset at three accepts in ten", reset_at_some_accepts, binary)
     checks.run("every TLS handshake after the first two fails", tls_handshakes_fail, binary)
+    checks.run("--http 2 against an HTTP/1.1 server", http2_client_http1_server, binary)
     checks.finish()
 
 
