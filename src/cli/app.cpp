@@ -20,6 +20,7 @@
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/serve_command.hpp"
+#include "cli/suggest.hpp"
 #include "net/tls.hpp"
 
 namespace punctual::cli {
@@ -329,6 +330,27 @@ bool is_subcommand(const CLI::App& app, const std::string& name) {
   return false;
 }
 
+// A mistyped long option of a subcommand, named alone (CLI11 would list it with the URL, as if
+// both were wrong) and with the nearest real one: "unknown option '--conections' (did you mean
+// --connections?)". Empty when every long option is known.
+std::string unknown_option(const CLI::App& app, int argc, char** argv) {
+  if (argc < 3) return {};
+  const CLI::App* command = nullptr;
+  for (const auto* sub : app.get_subcommands({})) {
+    if (sub->get_name() == argv[1]) command = sub;
+  }
+  if (!command) return {};
+  std::vector<std::string> known{"--help", "--version"};
+  for (const auto* option : command->get_options()) {
+    for (const auto& name : option->get_lnames()) known.push_back("--" + name);
+  }
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  const std::string typed = first_unknown_option(args, known);
+  if (typed.empty()) return {};
+  const auto meant = closest(typed, known);
+  return "unknown option '" + typed + "'" + (meant ? " (did you mean " + *meant + "?)" : "");
+}
+
 // Every connection is a descriptor: take the whole hard limit up front (as wrk users would with
 // ulimit -n), so -c is bounded only by what the system allows.
 void raise_descriptor_limit() noexcept {
@@ -372,6 +394,9 @@ int run_app(int argc, char** argv) {
     const std::string message = std::string("unknown command '") + argv[1] +
                                 "' (expected run, serve, demo, report, merge or k8s-manifest)";
     return fail(exit_usage, message.c_str());
+  }
+  if (const std::string unknown = unknown_option(app, argc, argv); !unknown.empty()) {
+    return fail(exit_usage, unknown.c_str());
   }
   try {
     app.parse(argc, argv);

@@ -80,6 +80,8 @@ def cases(url, traces):
     return trace_cases(url, traces) + [
         # flags and arity
         ("unknown flag", ["run", *ok, "--bogus", url], "--bogus"),
+        ("mistyped flag", ["run", *ok, "--conections", "10", url],
+         "unknown option '--conections' (did you mean --connections?)"),
         ("unknown subcommand", ["bogus"], "bogus"),
         ("extra positional", ["run", *ok, url, "extra"], "extra"),
         ("missing url", ["run", *ok], "url"),
