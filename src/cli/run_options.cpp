@@ -246,14 +246,25 @@ void resolve_slo_names(std::vector<analysis::slo_expression>& slos, const run::c
 
 }  // namespace
 
+// Each --slo is one SLO, or several joined by commas (`--slo 'p99<=50ms,errors<=1%'`), as a
+// thresholds list is written elsewhere: no SLO has a comma of its own.
 std::vector<analysis::slo_expression> parse_slo_options(const std::vector<std::string>& texts) {
   std::vector<analysis::slo_expression> slos;
   for (const auto& text : texts) {
-    try {
-      slos.push_back(analysis::parse_slo(text));
-    } catch (const analysis::slo_syntax_error& e) {
-      throw usage_error(e.what());
-    }
+    std::string_view rest = text;
+    do {
+      const auto comma = rest.find(',');
+      const std::string_view one = rest.substr(0, comma);
+      try {
+        slos.push_back(analysis::parse_slo(one));
+      } catch (const analysis::slo_syntax_error& e) {
+        throw usage_error(e.what());
+      }
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (comma != std::string_view::npos && rest.empty()) {
+        throw usage_error("--slo '" + text + "': nothing after its last comma");
+      }
+    } while (!rest.empty());
   }
   return slos;
 }

@@ -80,6 +80,9 @@ def cases(url, traces):
     return trace_cases(url, traces) + [
         # flags and arity
         ("unknown flag", ["run", *ok, "--bogus", url], "--bogus"),
+        ("slo with a trailing comma", ["run", *ok, "--slo", "p99<=50ms,", url],
+         "nothing after its last comma"),
+        ("slo list with a bad one", ["run", *ok, "--slo", "p99<=50ms,errors<lots", url], "lots"),
         ("mistyped flag", ["run", *ok, "--conections", "10", url],
          "unknown option '--conections' (did you mean --connections?)"),
         ("unknown subcommand", ["bogus"], "bogus"),

@@ -297,5 +297,14 @@ TEST(sim_slo, bad_expressions_are_refused_before_anything_is_sent) {
       cli::usage_error);
 }
 
+// One --slo may list several SLOs joined by commas: each is judged as if given alone.
+TEST(sim_slo, a_comma_list_is_several_slos) {
+  const cli_result r = run_judged(
+      command({"-t", "1", "-c", "4", "-R", "200", "-d", "3s", "--slo", "p50<1s,errors<=1%"}));
+  EXPECT_EQ(r.doc["slo"]["results"].size(), 2u);
+  EXPECT_TRUE(slo_result(r.doc, "p50<1s")["pass"].get<bool>());
+  EXPECT_TRUE(slo_result(r.doc, "errors<=1%")["pass"].get<bool>());
+}
+
 }  // namespace
 }  // namespace punctual::sim::slo_cases

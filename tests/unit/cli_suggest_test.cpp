@@ -1,17 +1,17 @@
-#include "cli/suggest.hpp"
-
 #include <gtest/gtest.h>
+
+#include "cli/suggest.hpp"
 
 namespace {
 
 using punctual::cli::closest;
 using punctual::cli::first_unknown_option;
 
-const std::vector<std::string> known{"--connections", "--rate", "--duration", "--timeout",
-                                     "--threads", "--stall"};
+const std::vector<std::string> known{"--connections", "--rate",    "--duration",
+                                     "--timeout",     "--threads", "--stall"};
 
 TEST(cli_suggest, the_nearest_known_option_within_a_few_edits) {
-  EXPECT_EQ(closest("--conections", known), "--connections");  // a letter left out
+  EXPECT_EQ(closest("--conections", known), "--connections");   // a letter left out
   EXPECT_EQ(closest("--conenctions", known), "--connections");  // two letters swapped
   EXPECT_EQ(closest("--rte", known), "--rate");
   EXPECT_EQ(closest("--stal", known), "--stall");
