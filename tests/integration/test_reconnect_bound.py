@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import check, check_eq  # noqa: E402
 
-RUN = ["-t1", "-c2", "-R100", "-d2s", "--timeout", "500ms"]
+RUN = ["-t1", "-c2", "-R100", "-d1s", "--timeout", "500ms"]
 
 
 def bounded(binary, serve_args, run_args=(), scheme="http"):
