@@ -209,6 +209,8 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
   cmd->add_flag("--tls-self-signed", c.tls.self_signed,
                 "serve HTTPS with a key and certificate made at start for localhost, 127.0.0.1 "
                 "and ::1, valid for a day; its SHA-256 fingerprint is printed");
+  cmd->add_option("--cert-out", options->cert_out,
+                  "write the certificate it serves (PEM) to FILE, for punctual run --cacert FILE");
   cmd->add_option("--tls-fault", options->tls_fault_text,
                   "KIND[:after=N]: every connection after the first N (default 0) gets a hostile "
                   "handshake; KIND is garbage-hello, stall-handshake, close-in-handshake or "

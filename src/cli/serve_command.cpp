@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
 #include "cli/units.hpp"
 #include "http/text.hpp"
@@ -96,6 +97,9 @@ void check_id_header(const server::server_config& config) {
 }
 
 server::server_config finish_config(serve_options& o) {
+  if (!o.cert_out.empty() && !o.config.tls.enabled()) {
+    throw usage_error("--cert-out " + o.cert_out + ": needs --tls-self-signed or --tls-cert");
+  }
   check_id_header(o.config);
   // Faults are HTTP/1.1 byte tricks (a garbled status line, a close-delimited body...).
   if (o.config.http2 && !o.fault_texts.empty()) {
@@ -147,6 +151,8 @@ int serve_command(serve_options& options) {
   } catch (const std::runtime_error& e) {
     throw run_error(e.what());
   }
+  if (!options.cert_out.empty())
+    write_file_atomically(options.cert_out, srv->tls()->certificate_pem());
   if (const server::tls_context* tls = srv->tls(); tls && tls->self_signed()) {
     // Lets a client pin the certificate it cannot otherwise verify; printed before the
     // "listening on" line, which callers wait for.

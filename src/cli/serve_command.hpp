@@ -19,6 +19,7 @@ struct serve_options {
   std::string idle_close_text;
   std::string mark_late_text;
   std::string tls_fault_text;
+  std::string cert_out;  // --cert-out FILE: the served certificate, as PEM, for --cacert
 };
 
 int serve_command(serve_options& options);

@@ -446,6 +446,15 @@ def serve_certificates(binary, m):
                  "SHA-256 of the served certificate vs --tls-cert")
         response = tls_lib.tls_exchange(serve.port, b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", m.ca_cert)
         check(response.startswith(b"HTTP/1.1 200 "), f"serve over TLS answered {response[:80]!r}")
+    # --cert-out writes the self-signed certificate, which `run --cacert` then verifies.
+    with tempfile.TemporaryDirectory(prefix="punctual-cert-out-") as tmp:
+        pem = os.path.join(tmp, "serve.pem")
+        with tls_lib.tls_serve(binary, "--tls-self-signed", "--cert-out", pem) as serve:
+            check_eq(tls_lib.certificate_sha256(pem), serve.fingerprint(), "--cert-out's certificate")
+            r = harness.run_punctual(binary, ["-t1", "-c1", "-R10", "-d500ms", "--cacert", pem,
+                                              f"https://127.0.0.1:{serve.port}/"], timeout_s=CASE_TIMEOUT_S)
+        check(r.report is not None and r.report["outcomes"]["ok"] > 0, f"run --cacert:\n{r.describe()}")
+        check_eq(tls_of(r.report)["verify"], True, "tls.verify with --cacert of --cert-out")
 
 
 # ---------------------------------------------------------------------------------------------
