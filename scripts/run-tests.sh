@@ -10,7 +10,7 @@
 # The tests that time something run first, alone, right after the normal build. Then the
 # sanitizer builds and their tests run beside the tests that time nothing (unit and the
 # simulation, untimed integration, interop), at the lowest CPU priority, so they use what those
-# tests leave idle.
+# tests leave idle; TSan follows those tests in the foreground, beside the rest of the ASan lane.
 # A stage fails when its configure or build fails or when it ran no test, and a stage whose build
 # failed fails without running, so nothing is tested on binaries an earlier build left behind.
 # FULL=1 widens the integration matrices (make test-full).
@@ -202,7 +202,6 @@ sanitizer_stages() {
   # each made one target per core take a minute.
   stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
     env FUZZ_JOBS="${FUZZ_JOBS:-16}" bash scripts/run-fuzz.sh "$fuzz_dir"
-  stage tsan "tsan: recorder and engine tests" 240 bash -euo pipefail -c tsan_tests
 }
 
 # `make test` has just built it; run directly, the script must not test stale binaries.
@@ -225,6 +224,9 @@ stage integration-untimed "normal build: untimed integration tests (nginx, punct
   --no-tests=error --output-on-failure -j 2 --timeout 240
 # The interop check times nothing either (a run's exit 4 is accepted).
 stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$punctual"
+# TSan builds a tree of its own: here the foreground is done while the ASan lane still runs, so
+# it takes the time the foreground would spend waiting.
+stage tsan "tsan: recorder and engine tests" 240 bash -euo pipefail -c tsan_tests
 join_beside
 
 echo
