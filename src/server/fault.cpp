@@ -22,6 +22,27 @@ constexpr std::array<std::string_view, fault_kind_count> fault_names = {
   throw std::invalid_argument("--fault: " + why + ", got '" + std::string(text) + "'");
 }
 
+// FRACTION of "KIND:FRACTION": in [0, 1]. strtod on a copy: from_chars for double is not in
+// every standard library we build with.
+double parse_fraction(std::string_view whole, std::string_view text) {
+  const std::string fraction(text);
+  char* end = nullptr;
+  const double value = fraction.empty() ? -1 : std::strtod(fraction.c_str(), &end);
+  if (fraction.empty() || end != fraction.c_str() + fraction.size() || !std::isfinite(value) ||
+      value < 0 || value > 1) {
+    bad_fault(whole, "expected a FRACTION between 0 and 1");
+  }
+  return value;
+}
+
+void check_sum(double sum, const char* what) {
+  // A little slack so 0.1 + 0.2 + 0.7 is not refused for rounding.
+  if (sum > 1 + 1e-9) {
+    throw std::invalid_argument(std::string("--fault: ") + what + " add up to " +
+                                std::to_string(sum) + ", more than 1");
+  }
+}
+
 }  // namespace
 
 std::string_view fault_name(fault_kind kind) {
@@ -53,14 +74,7 @@ fault_spec parse_fault(std::string_view text) {
     bad_fault(text, "unknown fault kind (expected one of " + known_kinds(fault_names) +
                         ", or of a connection: banner, reset-at-accept)");
   spec.kind = *kind;
-  // strtod on a copy: from_chars for double is not in every standard library we build with.
-  const std::string fraction(fraction_text);
-  char* end = nullptr;
-  spec.fraction = fraction.empty() ? -1 : std::strtod(fraction.c_str(), &end);
-  if (fraction.empty() || end != fraction.c_str() + fraction.size() ||
-      !std::isfinite(spec.fraction) || spec.fraction < 0 || spec.fraction > 1) {
-    bad_fault(text, "expected a FRACTION between 0 and 1");
-  }
+  spec.fraction = parse_fraction(text, fraction_text);
   return spec;
 }
 
@@ -80,11 +94,7 @@ void validate_faults(const std::vector<fault_spec>& faults) {
     was = true;
     sum += f.fraction;
   }
-  // A little slack so 0.1 + 0.2 + 0.7 is not refused for rounding.
-  if (sum > 1 + 1e-9) {
-    throw std::invalid_argument("--fault: the fractions add up to " + std::to_string(sum) +
-                                ", more than 1");
-  }
+  check_sum(sum, "the fractions");
 }
 
 fault_picker::fault_picker(const std::vector<fault_spec>& faults, std::uint64_t seed,
@@ -112,13 +122,7 @@ std::optional<connection_fault_spec> parse_connection_fault(std::string_view tex
     return std::nullopt;
   }
   if (colon == std::string_view::npos) bad_fault(text, "expected KIND:FRACTION such as banner:1");
-  const std::string fraction(text.substr(colon + 1));
-  char* end = nullptr;
-  spec.fraction = fraction.empty() ? -1 : std::strtod(fraction.c_str(), &end);
-  if (fraction.empty() || end != fraction.c_str() + fraction.size() ||
-      !std::isfinite(spec.fraction) || spec.fraction < 0 || spec.fraction > 1) {
-    bad_fault(text, "expected a FRACTION between 0 and 1");
-  }
+  spec.fraction = parse_fraction(text, text.substr(colon + 1));
   return spec;
 }
 
@@ -131,16 +135,13 @@ void validate_connection_faults(const std::vector<connection_fault_spec>& faults
     was = true;
     sum += f.fraction;
   }
-  if (sum > 1 + 1e-9) {
-    throw std::invalid_argument("--fault: the connection faults' fractions add up to " +
-                                std::to_string(sum) + ", more than 1");
-  }
+  check_sum(sum, "the connection faults' fractions");
 }
 
 connection_fault_picker::connection_fault_picker(const std::vector<connection_fault_spec>& faults,
                                                  std::uint64_t seed, std::uint64_t stream)
     // A stream constant of its own: a connection's fault must not follow its requests'.
-    : state_(seed ^ (0x9e3779b97f4a7c15ULL * (stream + 7))) {
+    : rng_(seed ^ (0x9e3779b97f4a7c15ULL * (stream + 7))) {
   for (const auto& f : faults) {
     (f.kind == connection_fault::banner ? banner_below_ : reset_below_) = f.fraction;
   }
@@ -149,12 +150,7 @@ connection_fault_picker::connection_fault_picker(const std::vector<connection_fa
 
 connection_fault connection_fault_picker::next() {
   if (reset_below_ <= 0) return connection_fault::none;
-  // splitmix64: one draw per accepted connection needs nothing stronger.
-  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
-  const double u = static_cast<double>(z >> 11) * 0x1.0p-53;
+  const double u = rng_.next_unit();
   if (u < banner_below_) return connection_fault::banner;
   if (u < reset_below_) return connection_fault::reset_at_accept;
   return connection_fault::none;

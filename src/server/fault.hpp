@@ -56,19 +56,6 @@ struct connection_fault_spec {
 std::optional<connection_fault_spec> parse_connection_fault(std::string_view text);
 void validate_connection_faults(const std::vector<connection_fault_spec>& faults);
 
-// Draws each accepted connection's fault for one server thread.
-class connection_fault_picker {
- public:
-  connection_fault_picker(const std::vector<connection_fault_spec>& faults, std::uint64_t seed,
-                          std::uint64_t stream);
-  connection_fault next();
-
- private:
-  double banner_below_ = 0;
-  double reset_below_ = 0;
-  std::uint64_t state_;
-};
-
 // "reset=10:0.1", "garbage:0.05". Throws std::invalid_argument naming the text.
 fault_spec parse_fault(std::string_view text);
 // Throws std::invalid_argument when a fraction is outside [0, 1], a kind repeats or the

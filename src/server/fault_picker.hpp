@@ -34,4 +34,17 @@ class fault_picker {
   xoshiro256ss rng_;
 };
 
+// Draws each accepted connection's fault for one server thread.
+class connection_fault_picker {
+ public:
+  connection_fault_picker(const std::vector<connection_fault_spec>& faults, std::uint64_t seed,
+                          std::uint64_t stream);
+  connection_fault next();
+
+ private:
+  double banner_below_ = 0;
+  double reset_below_ = 0;
+  xoshiro256ss rng_;
+};
+
 }  // namespace punctual::server
