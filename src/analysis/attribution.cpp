@@ -10,7 +10,7 @@ double send_lag_allowance(double rt_ns) noexcept {
   return std::max(floor_ns, share * rt_ns);
 }
 
-attribution attribute(const record::second_views& s) noexcept {
+attribution attribute(const record::second_views& s, const connection_holders* holders) noexcept {
   using record::component;
   const auto p99 = [&](component c) { return static_cast<double>(s[c].value_at_percentile(99)); };
   attribution a;
@@ -35,6 +35,13 @@ attribution attribute(const record::second_views& s) noexcept {
     if (weight(c) > weight(a.component)) a.component = c;
   }
   a.cause = record::component_causes[static_cast<std::size_t>(a.component)];
+  // Half the queueing is enough: a stall that began before the second held its connections for
+  // part of it only.
+  if (a.component == component::queue_wait && holders && !holders->too_few_for_load &&
+      holders->longest_service_ns >= 0.5 * p99(component::queue_wait)) {
+    a.held_by_server = true;
+    a.cause = record::component_causes[static_cast<std::size_t>(component::service_time)];
+  }
   return a;
 }
 

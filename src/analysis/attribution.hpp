@@ -11,14 +11,28 @@
 
 namespace punctual::analysis {
 
+// What held the connections that requests queued behind, when queue wait was the largest part.
+// Connections too few for the planned load queue requests by the generator's own doing; enough
+// of them, all held by responses that took about as long as the queueing, queue them by the
+// server's.
+struct connection_holders {
+  std::uint32_t connections = 0;  // connection slots (-c, times streams over HTTP/2)
+  double longest_service_ns = 0;  // the run's longest service time
+  bool too_few_for_load = false;  // the validity's connection check failed
+};
+
 struct attribution {
   record::component component = record::component::service_time;
   std::string_view cause;  // in words: "server", "the generator", ...
+  // Queue wait was the largest part, but the server held every connection meanwhile: the
+  // cause is the server (and `cause` says so).
+  bool held_by_server = false;
   double send_lag_p99_ns = 0;
   double send_lag_allowance_ns = 0;  // above this the generator is named
 };
 
-attribution attribute(const record::second_views& s) noexcept;
+attribution attribute(const record::second_views& s,
+                      const connection_holders* holders = nullptr) noexcept;
 
 // The allowance the validity rules give send lag at a percentile whose response time is rt_ns.
 double send_lag_allowance(double rt_ns) noexcept;

@@ -78,6 +78,7 @@ std::optional<value_interval> batch_means_interval(const interval_series& series
   const double sd = std::sqrt(squares / (k - 1));
   const double half = student_t_975(static_cast<int>(values.size()) - 1) * sd / std::sqrt(k);
   value_interval out;
+  out.unresolved = mean - half < 0;
   out.lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(mean - half)));
   out.hi = static_cast<std::int64_t>(std::ceil(mean + half));
   return out;
@@ -93,7 +94,8 @@ percentile_ci percentile_interval(const hdr::histogram& h, const interval_series
   const std::int64_t point = h.value_at_percentile(percentile);
   batch->lo = std::min(batch->lo, point);
   batch->hi = std::max(batch->hi, point);
-  if (batch->width() > binomial->width()) out = {batch->lo, batch->hi, method_batch_means};
+  if (batch->width() > binomial->width())
+    out = {batch->lo, batch->hi, method_batch_means, batch->unresolved};
   return out;
 }
 

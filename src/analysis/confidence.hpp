@@ -33,6 +33,9 @@ inline constexpr std::string_view method_none = "none";
 struct value_interval {
   std::int64_t lo = 0;  // ns
   std::int64_t hi = 0;  // ns
+  // Batch means: mean - half-width fell below zero and lo was clamped to 0. The per-interval
+  // values disagree too much for the interval to say anything; a longer run would.
+  bool unresolved = false;
   std::int64_t width() const noexcept { return hi - lo; }
 };
 
@@ -40,6 +43,7 @@ struct percentile_ci {
   std::int64_t lo = 0;                    // ns
   std::int64_t hi = 0;                    // ns
   std::string_view method = method_none;  // method_binomial, method_batch_means, or method_none
+  bool unresolved = false;                // batch means only: see value_interval
   bool available() const noexcept { return method != method_none; }
 };
 

@@ -57,6 +57,19 @@ std::vector<double> slo_percentiles(const std::vector<slo_expression>& slos);
 void resolve_slo_scopes(std::vector<slo_expression>& slos, const std::vector<std::string>& names,
                         const std::vector<bool>& sessions);
 
+// A tail a percentile SLO judges: a percentile of one view (the run's response time when
+// `scope` is empty, else a name's response time or a scenario's session time) and how many
+// samples that view holds.
+struct slo_tail {
+  std::string scope;
+  double percentile = 0;
+  std::int64_t samples = 0;
+};
+
+// One per percentile expression (resolved scopes), without repeats.
+std::vector<slo_tail> slo_tails(const std::vector<slo_expression>& slos,
+                                const record::view_set& views);
+
 std::string_view comparator_text(comparator c) noexcept;
 // `figure cmp threshold`, equal within 1e-9 relative so 0.1% of 1000 == 1 request.
 bool compare(double figure, comparator c, double threshold) noexcept;
@@ -78,7 +91,8 @@ struct slo_input {
 
 struct slo_result {
   std::string text;
-  double figure = 0;       // in `unit`: ns (the bound used), percent or count
+  std::string view;   // what it judged, in words: "response time", "buy.session time", "outcomes"
+  double figure = 0;  // in `unit`: ns (the bound used), percent or count
   std::string_view bound;  // "point" or "upper"
   double threshold = 0;
   slo_unit unit = slo_unit::nanoseconds;
@@ -105,9 +119,16 @@ struct slo_evaluation {
 // 0 when nothing was planned.
 slo_evaluation evaluate_slos(const std::vector<slo_expression>& slos, const slo_input& in);
 
+// The share of planned requests that may fail before a report leads with its failures: an
+// unscoped errors SLO's threshold, else 1%.
+inline constexpr double default_failure_share = 0.01;
+double allowed_failure_share(const std::vector<slo_expression>& slos,
+                             std::uint64_t planned) noexcept;
+
 inline constexpr int exit_success = 0;
 inline constexpr int exit_slo_violated = 3;
 inline constexpr int exit_run_invalid = 4;
+inline constexpr int exit_interrupted = 130;
 
 // the design's precedence below 2, 1 and 130 (which the caller decides first): 3 when service
 // time alone failed an SLO, else 4 when the run was invalid, else 3 when an SLO failed, else 0.

@@ -106,6 +106,17 @@ slo_result evaluate_scoped(const slo_expression& e, const slo_input& in) {
                       in.bound);
 }
 
+// "response time", "checkout.session time", "pay response time", "outcomes", "pay outcomes".
+std::string view_words(const slo_expression& e, std::string_view basis) {
+  const std::string scope = e.scope.empty() ? std::string() : e.scope + " ";
+  if (e.metric != slo_metric::percentile) return scope + "outcomes";
+  if (e.session) return scope + "time";
+  if (!e.scope.empty()) return scope + "response time";
+  if (basis == "reconstructed") return "reconstructed response time";
+  if (basis == "uncorrected") return "latency (uncorrected)";
+  return "response time";
+}
+
 }  // namespace
 
 std::string_view comparator_text(comparator c) noexcept {
@@ -178,6 +189,33 @@ slo_evaluation evaluate_slos(const std::vector<slo_expression>& slos, const slo_
   for (const auto& e : slos) {
     out.results.push_back(e.scope.empty() ? evaluate_one(e, run, in.bound)
                                           : evaluate_scoped(e, in));
+    out.results.back().view = view_words(e, out.basis);
+  }
+  return out;
+}
+
+double allowed_failure_share(const std::vector<slo_expression>& slos,
+                             std::uint64_t planned) noexcept {
+  for (const auto& s : slos) {
+    if (s.metric != slo_metric::errors || !s.scope.empty()) continue;
+    if (s.unit == slo_unit::percent) return s.threshold / 100;
+    return planned ? s.threshold / static_cast<double>(planned) : 0;
+  }
+  return default_failure_share;
+}
+
+std::vector<slo_tail> slo_tails(const std::vector<slo_expression>& slos,
+                                const record::view_set& views) {
+  std::vector<slo_tail> out;
+  for (const auto& s : slos) {
+    if (s.metric != slo_metric::percentile) continue;
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const slo_tail& t) {
+      return t.scope == s.scope && same_percentile(t.percentile, s.percentile);
+    });
+    if (seen) continue;
+    const auto& h = s.scope.empty() ? views[record::view::response_time]
+                                    : views.named(s.name, record::named_view::response_time);
+    out.push_back({s.scope, s.percentile, h.total_count()});
   }
   return out;
 }

@@ -230,33 +230,90 @@ void add_user_cap_check(const validity_input& in, std::vector<check>& out) {
   out.push_back(std::move(c));
 }
 
-double observed_rate_per_s(const validity_input& in) {
-  const double seconds = std::chrono::duration<double>(in.window).count();
-  if (seconds <= 0) return 0;
-  return static_cast<double>(in.views[view::response_time].total_count()) / seconds;
+// "buy.session's p99 has 4 samples beyond it".
+std::string thin_claim(const slo_tail& tail, double beyond) {
+  return (tail.scope.empty() ? "" : tail.scope + "'s ") + "p" + percentile_label(tail.percentile) +
+         " has " + number_text(beyond) + " samples beyond it";
 }
 
-// A check that percentile p has at least 10 samples beyond it; p == 100 is exempt.
-check samples_beyond_check(const validity_input& in, double p, check_level level) {
-  const auto n = static_cast<double>(in.views[view::response_time].total_count());
-  const double tail = 1.0 - p / 100.0;
-  check c = make_check("samples_beyond_p" + percentile_label(p), ">=", "samples", level);
-  c.figure = n * tail;
+// How long a run at the observed rate puts 10 samples beyond `tail`'s percentile; nullopt when
+// nothing was observed.
+std::optional<double> resolving_ns(const validity_input& in, const slo_tail& tail) {
+  const double needed =
+      std::ceil(static_cast<double>(min_samples_beyond) / (1.0 - tail.percentile / 100.0) - 1e-9);
+  const double seconds = std::chrono::duration<double>(in.window).count();
+  const double rate = seconds > 0 ? static_cast<double>(tail.samples) / seconds : 0;
+  if (rate <= 0) return std::nullopt;
+  return needed / rate * 1e9;
+}
+
+std::string observed_rate(const validity_input& in, const slo_tail& tail) {
+  const double seconds = std::chrono::duration<double>(in.window).count();
+  return number_text(static_cast<double>(tail.samples) / seconds) +
+         (tail.scope.empty() ? " req/s" : "/s");
+}
+
+// "a run of 5s at the observed 200 req/s would resolve it".
+std::string thin_remedy(const validity_input& in, const slo_tail& tail) {
+  const auto ns = resolving_ns(in, tail);
+  if (!ns) return "no samples were observed";
+  return "a run of " + duration_text(*ns) + " at the observed " + observed_rate(in, tail) +
+         " would resolve it";
+}
+
+// A check that `tail`'s percentile has at least 10 samples beyond it; p == 100 is exempt.
+check samples_beyond_check(const validity_input& in, const slo_tail& tail, check_level level) {
+  const double share = 1.0 - tail.percentile / 100.0;
+  check c = make_check("samples_beyond_" + (tail.scope.empty() ? std::string() : tail.scope + "_") +
+                           "p" + percentile_label(tail.percentile),
+                       ">=", "samples", level);
+  c.figure = static_cast<double>(tail.samples) * share;
   c.threshold = static_cast<double>(min_samples_beyond);
   // Compare with a little slack: n * (1 - p/100) is inexact in binary (e.g. 1000 * 0.01).
   c.pass = c.figure >= c.threshold - 1e-9;
-  if (c.pass) return c;
-  const double needed = std::ceil(static_cast<double>(min_samples_beyond) / tail - 1e-9);
-  const double rate = observed_rate_per_s(in);
-  c.note = "p" + percentile_label(p) + " has " + number_text(c.figure) + " samples beyond it, " +
-           "fewer than " + std::to_string(min_samples_beyond) + "; ";
-  if (rate > 0) {
-    c.note += "a run of " + duration_text(needed / rate * 1e9) + " at the observed " +
-              number_text(rate) + " req/s would resolve it";
-  } else {
-    c.note += "it needs " + number_text(needed) + " samples";
+  if (!c.pass) {
+    c.note = thin_claim(tail, c.figure) + ", fewer than " + std::to_string(min_samples_beyond) +
+             "; " + thin_remedy(in, tail);
   }
   return c;
+}
+
+// Gating for each tail an SLO judges; a warning at every other summary percentile of the run's
+// response time (p99 among them when no SLO judges it). The thin warnings share one note, which
+// the text report prints once: the run that resolves the highest resolves them all.
+void add_samples_checks(const validity_input& in, std::vector<check>& out) {
+  std::vector<double> judged;
+  for (const auto& tail : in.slo_tails) {
+    if (tail.percentile >= 100.0) continue;
+    out.push_back(samples_beyond_check(in, tail, check_level::gating));
+    if (tail.scope.empty()) judged.push_back(tail.percentile);
+  }
+  const std::int64_t n = in.views[view::response_time].total_count();
+  std::vector<std::size_t> thin;
+  slo_tail highest;
+  for (const double p : summary_percentiles) {
+    if (p >= 100.0 || slo_names(judged, p)) continue;
+    const slo_tail tail{"", p, n};
+    out.push_back(samples_beyond_check(in, tail, check_level::warning));
+    if (out.back().pass) continue;
+    thin.push_back(out.size() - 1);
+    highest = tail;
+  }
+  if (thin.size() < 2) return;
+  std::string claims;
+  std::string runs;
+  for (std::size_t i = 0; i < thin.size(); ++i) {
+    const check& c = out[thin[i]];
+    const std::string sep = i == 0 ? "" : i + 1 == thin.size() ? " and " : ", ";
+    const std::string p = c.name.substr(std::string_view("samples_beyond_").size());
+    claims += sep + p + " has " + number_text(c.figure);
+    const double percentile = std::stod(p.substr(1));
+    runs += sep + duration_text(resolving_ns(in, {"", percentile, n}).value_or(0));
+  }
+  const std::string note = claims + " samples beyond it, fewer than " +
+                           std::to_string(min_samples_beyond) + " each; runs of " + runs +
+                           " at the observed " + observed_rate(in, highest) + " would resolve them";
+  for (const std::size_t i : thin) out[i].note = note;
 }
 
 void add_cpu_warnings(const validity_input& in, std::vector<check>& out) {
@@ -414,16 +471,10 @@ validity_report check_validity(const validity_input& in) {
   add_drop_check(in, out);
   if (in.load) out.push_back(schedule_check(*in.load, in.window));
   add_send_lag_checks(in, gated, out);
-  for (const double p : gated) {
-    if (p < 100.0) out.push_back(samples_beyond_check(in, p, check_level::gating));
-  }
+  add_samples_checks(in, out);
   add_connection_check(in, out);
   add_user_cap_check(in, out);
   add_start_lag_check(in, out);
-  for (const double p : summary_percentiles) {
-    if (p >= 100.0 || slo_names(gated, p)) continue;
-    out.push_back(samples_beyond_check(in, p, check_level::warning));
-  }
   add_cpu_warnings(in, out);
   add_poisson_warning(in, out);
   add_reopen_warning(in, out);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/interval_series.hpp"
+#include "analysis/slo.hpp"
 #include "record/counters.hpp"
 #include "record/intended_seconds.hpp"
 #include "record/recorder.hpp"
@@ -38,8 +39,11 @@ struct validity_input {
   std::uint32_t streams = 1;  // requests each connection carries at once (HTTP/2: --max-streams)
   std::vector<double> worker_cpu_shares;  // per worker: CPU time / wall time it ran, 0..1+
   const interval_series& intervals;
-  std::vector<double> slo_percentiles;  // every percentile named in an --slo
-  std::chrono::nanoseconds window{};    // the measured window actually run
+  std::vector<double> slo_percentiles;  // every percentile named in an --slo (send lag's gate)
+  // The tails the SLOs judge; only these can make a run invalid for too few samples. Without
+  // --slo there is no verdict to withhold, and too few samples only warn.
+  std::vector<slo_tail> slo_tails;
+  std::chrono::nanoseconds window{};  // the measured window actually run
   // Poisson runs at a fixed rate only: each worker's gaps between sends, and the worker count
   // (their gaps should be Erlang(threads, rate)).
   const hdr::histogram* poisson_send_gaps = nullptr;
@@ -100,12 +104,12 @@ std::vector<double> gated_percentiles(const std::vector<double>& slo_percentiles
 // A run is invalid only when the generator's own failure could have moved a figure the user
 // relies on, or the server did not get the planned load (docs/design.md, "Validity"). Gating:
 // any drop; the schedule kept second by second; send lag at each gated percentile within the
-// larger of 1 ms and 10% of the response time there; 10 samples beyond each gated percentile
-// below 100; enough connections for the planned rate, or for the busiest second of a plan
-// without one rate (open model, hybrid pool); a max_users for the busiest second's arrivals
-// (hybrid). Everything else only warns, and says
-// what it means for the figures: send lag at the other summary percentiles, thinly sampled
-// summary percentiles, a worker's CPU share, Poisson send gaps that fit poorly.
+// larger of 1 ms and 10% of the response time there; 10 samples beyond each percentile below
+// 100 that an SLO judges, in the view it judges; enough connections for the planned rate, or for
+// the busiest second of a plan without one rate (open model, hybrid pool); a max_users for the
+// busiest second's arrivals (hybrid). Everything else only warns, and says what it means for the
+// figures: send lag at the other summary percentiles, thinly sampled summary percentiles, a
+// worker's CPU share, Poisson send gaps that fit poorly.
 validity_report check_validity(const validity_input& in);
 
 // The schedule check on its own: how many whole seconds of `window` (a trailing partial second

@@ -99,6 +99,9 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--expect-status", o.expect_status, "statuses that count as ok (default 200-399)");
   cmd.add_flag("-L,--latency", o.full_latency, "print the full response-time distribution");
   cmd.add_flag("-U", o.full_service, "print the full service-time distribution");
+  cmd.add_flag(
+      "-v,--verbose", o.verbose,
+      "list every validity check in the text report, not only those that failed or warned");
   cmd.add_option("--json", o.json_out, "write the JSON report to FILE (- for stdout)")
       ->check(not_empty);
   cmd.add_option("--hlog", o.hlog_out, "write an HdrHistogram interval log to FILE");

@@ -75,15 +75,15 @@ int merge_runs_command(const merge_command_options& o) {
   } catch (const report::merge_refused& e) {
     throw usage_error(e.what());
   }
-  report::write_merged_text(std::cout, merged);
+  std::ostringstream text;
+  report::write_merged_text(text, merged);
+  std::cout << text.str() << std::flush;
+  merged.doc["text_report"] = text.str();
   write_file_atomically(o.output, merged.doc.dump(2) + "\n");
   // Beside the report as beside each shard's: HdrHistogram's tools read the whole run from it.
   write_file_atomically(log_beside(o.output), merged.log_text);
   write_renderings(merged.doc, o.html_out, o.timeline_out);
-  if (merged.interrupted) return exit_interrupted;
-  const auto& v = merged.verdict;
-  return analysis::exit_code(!v.validity.valid(), v.slo && v.slo->any_failed(),
-                             v.slo && v.slo->any_service_time_failure());
+  return report::exit_code(merged.interrupted, merged.verdict);
 }
 
 }  // namespace punctual::cli

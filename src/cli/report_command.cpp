@@ -1,5 +1,6 @@
 // `punctual report FILE.hlog`: the merged percentile summary of one stream of an interval log,
 // as Java's HistogramLogProcessor would compute it, plus optional .hgrm and JSON outputs.
+// `punctual report RUN.json`: the run's text report again, or its HTML and timeline.
 #include "cli/report_command.hpp"
 
 #include <fmt/format.h>
@@ -126,11 +127,19 @@ std::string json_text(const report_options& o, const stream_summary& s) {
   return j.dump(2) + "\n";
 }
 
-int render_json_report(const report_options& o) {
-  if (o.html_out.empty() && o.timeline_out.empty()) {
+// With no output named, the text report again, as run or merge printed it.
+int print_text_report(const report_options& o, const nlohmann::ordered_json& doc) {
+  const auto text = doc.find("text_report");
+  if (text == doc.end() || !text->is_string()) {
     throw usage_error(o.file +
-                      " is a JSON run report: give --html OUT.html and/or --timeline OUT.csv");
+                      " holds no text report (an older punctual wrote it): give --html OUT.html "
+                      "and/or --timeline OUT.csv");
   }
+  std::cout << text->get<std::string>() << std::flush;
+  return exit_ok;
+}
+
+int render_json_report(const report_options& o) {
   if (!o.tag.empty() || !o.hgrm_out.empty() || !o.json_out.empty()) {
     throw usage_error(o.file +
                       " is a JSON run report: --tag, --hgrm and --json read interval logs only");
@@ -142,6 +151,8 @@ int render_json_report(const report_options& o) {
   } catch (const nlohmann::json::exception& e) {
     throw usage_error(o.file + ": not valid JSON (" + std::string(e.what()) + ")");
   }
+  if (!doc.is_object()) throw usage_error(o.file + ": not a punctual run report");
+  if (o.html_out.empty() && o.timeline_out.empty()) return print_text_report(o, doc);
   try {
     write_renderings(doc, o.html_out, o.timeline_out);
   } catch (const usage_error&) {

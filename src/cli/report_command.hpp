@@ -1,5 +1,6 @@
 // `punctual report`: one stream of an HdrHistogram interval log, summarised; or a saved JSON run
-// report rendered again (--html, --timeline). The file's content says which it is.
+// report rendered again (its text report with no option; --html, --timeline). The file's content
+// says which it is.
 #pragma once
 
 #include <string>

@@ -130,6 +130,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
        .worker_cpu_shares = worker_cpu_shares(r),
        .intervals = series,
        .slo_percentiles = slo_ps,
+       .slo_tails = analysis::slo_tails(setup.slos, views),
        .window = r.window,
        .poisson_send_gaps = poisson_gaps(setup, r),
        .threads = setup.config.threads,
@@ -150,6 +151,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
     v.response_ci.push_back(
         analysis::percentile_interval(views[record::view::response_time], series, p));
   }
+  v.allowed_failure_share = analysis::allowed_failure_share(setup.slos, r.measured.counts.planned);
   if (!setup.slos.empty()) {
     std::optional<hdr::histogram> rec;
     if (setup.config.expected_interval())
@@ -167,11 +169,12 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
   return v;
 }
 
+report::text_options text_options_of(const run_options& o) {
+  return {.verbose = o.verbose, .full_latency = o.full_latency, .full_service = o.full_service};
+}
+
 int exit_code_for(const engine::run_result& r, const report::verdicts& v) {
-  if (r.interrupted) return exit_interrupted;
-  const bool slo_failed = v.slo && v.slo->any_failed();
-  const bool service_failed = v.slo && v.slo->any_service_time_failure();
-  return analysis::exit_code(!v.validity.valid(), slo_failed, service_failed);
+  return report::exit_code(r.interrupted, v);
 }
 
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
@@ -210,10 +213,10 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
 namespace {
 
 void write_outputs(const run_options& o, const run_setup& setup, const engine::run_result& r,
-                   const report::verdicts& verdicts) {
+                   const report::verdicts& verdicts, const std::string& text) {
   if (o.json_out.empty() && o.html_out.empty() && o.timeline_out.empty()) return;
   std::ostringstream json;
-  report::write_json(json, setup.config, r, verdicts);
+  report::write_json(json, setup.config, r, verdicts, text);
   if (o.json_out == "-") {
     std::cout << json.str() << std::flush;
   } else if (!o.json_out.empty()) {
@@ -246,9 +249,10 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
   const engine::run_result r = perform_run(setup, o.hlog_out, &series, &progress);
   progress.finish();
   const report::verdicts verdicts = judge(setup, r, series);
-  std::ostream& text_out = o.json_out == "-" ? std::cerr : std::cout;
-  report::write_text(text_out, setup.config, r, verdicts, o.full_latency, o.full_service);
-  write_outputs(o, setup, r, verdicts);
+  std::ostringstream text;
+  report::write_text(text, setup.config, r, verdicts, text_options_of(o));
+  (o.json_out == "-" ? std::cerr : std::cout) << text.str() << std::flush;
+  write_outputs(o, setup, r, verdicts, text.str());
   if (!o.hgrm_out.empty()) {
     write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(
                                           r.measured.views[record::view::response_time]));

@@ -34,6 +34,9 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                        const analysis::interval_series& series);
 
 // the design's precedence (after 2 and 1, which stop a run before it starts).
+// The text report's options that --verbose, -L and -U set.
+report::text_options text_options_of(const run_options& o);
+
 int exit_code_for(const engine::run_result& r, const report::verdicts& v);
 
 }  // namespace punctual::cli

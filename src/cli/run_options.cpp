@@ -180,11 +180,27 @@ std::chrono::nanoseconds default_duration(const run_options& o, const schedule::
   return end - warmup;
 }
 
+// With -d as well as --stages, the two must describe one length: a -d that cut the stages short
+// or held their last rate on would run a load the stages do not say.
+void check_stages_length(const run_options& o, const run::config& c) {
+  std::string error;
+  const auto stages = schedule::parse_stages(o.stages, error);
+  if (!stages) throw usage_error("--stages: " + error);
+  const auto length = schedule::stages_length(*stages);
+  if (length == c.warmup + c.duration) return;
+  throw usage_error("--stages " + o.stages + " lasts " + schedule::format_duration(length) +
+                    ", but -d " + o.duration +
+                    (c.warmup.count() ? " and --warmup " + o.warmup : std::string()) + " ask for " +
+                    schedule::format_duration(c.warmup + c.duration) +
+                    ": leave -d out (the stages set the length) or make them agree");
+}
+
 // The durations: -d, --warmup, --timeout and --connect-timeout.
 void parse_times(const run_options& o, const schedule::trace* replay, run::config& c) {
   c.warmup = parse_duration("--warmup", o.warmup);
   c.duration = o.duration.empty() ? default_duration(o, replay, c.warmup)
                                   : parse_duration("-d/--duration", o.duration);
+  if (!o.duration.empty() && !o.stages.empty()) check_stages_length(o, c);
   c.timeout = parse_duration_with_unit("--timeout", o.timeout);
   c.connect_timeout = o.connect_timeout.empty()
                           ? c.timeout

@@ -45,6 +45,7 @@ struct run_options {
   std::string expect_status = "200-399";
   bool full_latency = false;
   bool full_service = false;
+  bool verbose = false;
   std::string json_out;
   std::string hlog_out;
   std::string hgrm_out;

@@ -36,6 +36,7 @@ json latency_json(const run::result& r, const run::config& config, const verdict
   const json ci = ci_json(verdict);
   latency["response_time"]["percentiles_ci_ns"] = ci["ci"];
   latency["response_time"]["percentiles_ci_method"] = ci["methods"];
+  latency["response_time"]["percentiles_ci_unresolved"] = ci["unresolved"];
   if (config.expected_interval()) {
     json rec = view_json(reconstructed(r, *config.expected_interval()), c.censored);
     rec["note"] = "reconstructed: samples added after the fact by expected-interval correction";
@@ -167,13 +168,15 @@ json tls_json(const run::config& config, const run::result& r) {
 nlohmann::ordered_json ci_json(const verdicts& v) {
   json ci = json::object();
   json methods = json::object();
+  json unresolved = json::array();
   for (std::size_t i = 0; i < v.response_ci.size() && i < std::size(summary_percentiles); ++i) {
     if (!v.response_ci[i].available()) continue;
     const std::string key = percentile_key(summary_percentiles[i]);
     ci[key] = json::array({v.response_ci[i].lo, v.response_ci[i].hi});
     methods[key] = v.response_ci[i].method;
+    if (v.response_ci[i].unresolved) unresolved.push_back(key);
   }
-  return json{{"ci", ci}, {"methods", methods}};
+  return json{{"ci", ci}, {"methods", methods}, {"unresolved", unresolved}};
 }
 
 json validity_json(const verdicts& v) {
@@ -196,6 +199,7 @@ json slo_json(const verdicts& v) {
   json results = json::array();
   for (const auto& r : v.slo->results) {
     results.push_back({{"expression", r.text},
+                       {"view", r.view},
                        {"figure", r.figure},
                        {"bound", r.bound},
                        {"threshold", r.threshold},
@@ -238,7 +242,7 @@ nlohmann::ordered_json view_json(const hdr::histogram& h, std::uint64_t censored
 }
 
 void write_json(std::ostream& out, const run::config& config, const run::result& r,
-                const verdicts& v) {
+                const verdicts& v, std::string_view text_report) {
   const auto& c = r.measured.counts;
   json socket_errors = json::object();
   for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
@@ -276,14 +280,15 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
             {{"planned", r.warmup.counts.planned},
              {"outcomes", outcomes_json(r.warmup.counts.outcomes)}}},
            {"generator", generator_json(r)},
-           {"worst_interval", worst_interval_json(r)},
+           {"worst_interval", worst_interval_json(r, holders_of(config, r, v))},
            {"series", series_json(config, r)},
+           {"text_report", text_report},
            {"histograms", histograms_json(config, r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
   if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);
   if (config.hybrid()) {
     doc["sessions"] = sessions_json(config, r);
-    doc["worst_step"] = worst_step_json(config, r);
+    doc["worst_step"] = worst_step_json(config, r, holders_of(config, r, v));
     const auto http_errors = c.outcomes[record::index(record::outcome::http_error)];
     doc["http_errors"] = {{"status", http_errors - c.body_missing - c.capture_missing},
                           {"body", c.body_missing},

@@ -206,6 +206,7 @@ void write_latency(const merged_sums& sums, const verdicts& v, json& doc) {
   const json ci = ci_json(v);
   latency["response_time"]["percentiles_ci_ns"] = ci["ci"];
   latency["response_time"]["percentiles_ci_method"] = ci["methods"];
+  latency["response_time"]["percentiles_ci_unresolved"] = ci["unresolved"];
 }
 
 verdicts judge_merged(const std::vector<shard_report>& shards, const merged_sums& sums,
@@ -217,17 +218,20 @@ verdicts judge_merged(const std::vector<shard_report>& shards, const merged_sums
   // The connection cap and the user cap are each shard's (its -c or max_users against its
   // share): they come from the shards' own checks, as do the start lag and what needed data
   // the shards do not write (the worst second's components, the Poisson send gaps).
-  v.validity = analysis::check_validity({.views = sums.views,
-                                         .counts = sums.counts,
-                                         .rate_per_s = std::nullopt,
-                                         .connections = 0,
-                                         .worker_cpu_shares = {},
-                                         .intervals = sums.series,
-                                         .slo_percentiles = slo_ps,
-                                         .window = sums.window,
-                                         .threads = threads,
-                                         .load = sums.has_schedule ? &sums.load : nullptr});
+  v.validity =
+      analysis::check_validity({.views = sums.views,
+                                .counts = sums.counts,
+                                .rate_per_s = std::nullopt,
+                                .connections = 0,
+                                .worker_cpu_shares = {},
+                                .intervals = sums.series,
+                                .slo_percentiles = slo_ps,
+                                .slo_tails = analysis::slo_tails(settings.slos, sums.views),
+                                .window = sums.window,
+                                .threads = threads,
+                                .load = sums.has_schedule ? &sums.load : nullptr});
   carry_shard_checks(shards, v.validity);
+  v.allowed_failure_share = analysis::allowed_failure_share(settings.slos, sums.counts.planned);
   for (const double p : summary_percentiles) {
     v.response_ci.push_back(
         analysis::percentile_interval(sums.views[record::view::response_time], sums.series, p));
@@ -290,6 +294,7 @@ merged_run merge_runs(const std::vector<shard_report>& shards, const merge_setti
     m.log_text = sums.log_text;
     json doc = shards.front().doc;
     doc["command_line"] = settings.command_line;
+    doc.erase("text_report");  // a shard's; the merge writes its own beside
     for (const auto& s : shards) m.interrupted = m.interrupted || s.doc["interrupted"].get<bool>();
     doc["interrupted"] = m.interrupted;
     merge_model(shards, doc);
@@ -316,6 +321,7 @@ merged_run merge_runs(const std::vector<shard_report>& shards, const merge_setti
 void write_merged_text(std::ostream& out, const merged_run& m) {
   using analysis::duration_text;
   const json& d = m.doc;
+  write_verdict_line(out, m.verdict, m.interrupted);
   const json& schedule = d["schedule"];
   fmt::print(out,
              "merged {} shards of plan {}: {} model, {} for {}, {} planned; {} connections on {} "
@@ -355,8 +361,8 @@ void write_merged_text(std::ostream& out, const merged_run& m) {
                duration_text(p["99"].get<double>()), duration_text(p["99.9"].get<double>()),
                duration_text(p["100"].get<double>()));
   }
-  write_validity(out, m.verdict);
   write_slos(out, m.verdict);
+  write_validity(out, m.verdict, false);
 }
 
 }  // namespace punctual::report

@@ -26,6 +26,8 @@ struct verdicts {
   std::optional<analysis::slo_evaluation> slo;  // none without --slo
   // 95% intervals of the response time at each summary percentile, in that order.
   std::vector<analysis::percentile_ci> response_ci;
+  // Failures past this share of planned lead the report (analysis::allowed_failure_share).
+  double allowed_failure_share = analysis::default_failure_share;
 };
 
 // The percentiles every summary shows.
@@ -38,8 +40,20 @@ double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept;
 // The reconstructed view of a closed run (expected-interval correction of the response time).
 hdr::histogram reconstructed(const run::result& r, nanoseconds expected_interval);
 
+// The exit code the verdicts call for (analysis::exit_code), 130 when interrupted.
+int exit_code(bool interrupted, const verdicts& v) noexcept;
+
+// What the text report shows beyond its default layout.
+struct text_options {
+  bool verbose = false;       // every validity check, not only those that failed or warned
+  bool full_latency = false;  // the response time's whole percentile distribution
+  bool full_service = false;  // the service time's
+};
+
 void write_text(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v,
-                bool full_latency, bool full_service);
-void write_json(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v);
+                const text_options& o);
+// `text_report`: the text report as printed, kept in the JSON (`punctual report` prints it again).
+void write_json(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v,
+                std::string_view text_report);
 
 }  // namespace punctual::report

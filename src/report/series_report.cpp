@@ -53,12 +53,12 @@ json row_json(const run::config& c, const run::result& r, const record::interval
               {"queue_wait_p99_ns", row.queue_wait_p99}};
 }
 
-json story_json(const record::second_views& s) {
+json story_json(const record::second_views& s, const analysis::connection_holders& holders) {
   json components = json::object();
   for (std::size_t i = 0; i < record::component_count; ++i) {
     components[std::string(record::component_names[i])] = s.components[i].value_at_percentile(99);
   }
-  const analysis::attribution a = analysis::attribute(s);
+  const analysis::attribution a = analysis::attribute(s, &holders);
   return json{{"planned", s.planned},
               {"sent", s.sent},
               {"completed", s.completed},
@@ -68,7 +68,19 @@ json story_json(const record::second_views& s) {
                 {"max_ns", s.response_time.max()}}},
               {"components_p99_ns", components},
               {"cause", a.cause},
-              {"cause_component", record::component_names[static_cast<std::size_t>(a.component)]}};
+              {"cause_component", record::component_names[static_cast<std::size_t>(a.component)]},
+              {"connections_held_by_server", a.held_by_server}};
+}
+
+// "server: all 10 connections were held by slow responses (service time up to 1s), and
+// requests queued behind them (queue_wait)".
+std::string cause_text(const analysis::attribution& a, const analysis::connection_holders& h) {
+  const std::string component(record::component_names[static_cast<std::size_t>(a.component)]);
+  if (!a.held_by_server) return fmt::format("{} ({})", a.cause, component);
+  return fmt::format(
+      "{}: all {} connections were held by slow responses (service time up to {}), and "
+      "requests queued behind them ({})",
+      a.cause, h.connections, analysis::duration_text(h.longest_service_ns), component);
 }
 
 }  // namespace
@@ -127,7 +139,18 @@ nlohmann::ordered_json histograms_json(const run::config& c, const run::result& 
   return doc;
 }
 
-nlohmann::ordered_json worst_interval_json(const run::result& r) {
+analysis::connection_holders holders_of(const run::config& c, const run::result& r,
+                                        const verdicts& v) {
+  analysis::connection_holders h;
+  h.connections = c.connections * std::max(run::requests_per_connection(c, r), 1U);
+  h.longest_service_ns = static_cast<double>(r.measured.views[record::view::service_time].max());
+  for (const auto& check : v.validity.checks)
+    h.too_few_for_load = h.too_few_for_load || (check.name == "connection_cap" && !check.pass);
+  return h;
+}
+
+nlohmann::ordered_json worst_interval_json(const run::result& r,
+                                           const analysis::connection_holders& holders) {
   if (!r.worst_second) return json(nullptr);
   const auto& s = *r.worst_second;
   const worst_range range = worst_range_of(r, s);
@@ -136,7 +159,7 @@ nlohmann::ordered_json worst_interval_json(const run::result& r) {
          {"intended_end_mono_ns", range.end_mono.count()},
          {"intended_start_unix_ns", range.start_unix.count()},
          {"intended_end_unix_ns", range.end_unix.count()}};
-  j.update(story_json(s));
+  j.update(story_json(s, holders));
   j["samples_lost"] = r.worst_second_lost;
   return j;
 }
@@ -150,20 +173,22 @@ const record::second_views* worst_step(const run::result& r) {
   return worst;
 }
 
-nlohmann::ordered_json worst_step_json(const run::config& c, const run::result& r) {
+nlohmann::ordered_json worst_step_json(const run::config& c, const run::result& r,
+                                       const analysis::connection_holders& holders) {
   const record::second_views* s = worst_step(r);
   if (!s) return json(nullptr);
   const auto index = static_cast<std::size_t>(s - r.steps.data());
   json j{{"name", index < c.mix.size() ? c.mix[index].name : std::string()}};
-  j.update(story_json(*s));
+  j.update(story_json(*s, holders));
   return j;
 }
 
 // "worst second (by intended time): 7 s into the window, 12:00:07.000-12:00:08.000 UTC".
-void write_worst_text(std::ostream& out, const run::config& c, const run::result& r) {
+void write_worst_text(std::ostream& out, const run::config& c, const run::result& r,
+                      const analysis::connection_holders& holders) {
   using analysis::duration_text;
   const auto story = [&](const record::second_views& s) {
-    const analysis::attribution a = analysis::attribute(s);
+    const analysis::attribution a = analysis::attribute(s, &holders);
     fmt::print(out, "  response time p50 {}, p99 {}, max {}\n",
                duration_text(s.response_time.value_at_percentile(50)),
                duration_text(s.response_time.value_at_percentile(99)),
@@ -173,8 +198,7 @@ void write_worst_text(std::ostream& out, const run::config& c, const run::result
       parts += fmt::format("{}{} {}", i ? ", " : "", record::component_names[i],
                            duration_text(s.components[i].value_at_percentile(99)));
     }
-    fmt::print(out, "  p99 of {}\n  cause: {} ({})\n", parts, a.cause,
-               record::component_names[static_cast<std::size_t>(a.component)]);
+    fmt::print(out, "  p99 of {}\n  cause: {}\n", parts, cause_text(a, holders));
   };
   if (r.worst_second) {
     const auto& s = *r.worst_second;

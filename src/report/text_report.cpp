@@ -114,6 +114,24 @@ void write_header(std::ostream& out, const run::config& c, const run::result& r)
   if (r.interrupted) fmt::print(out, "INTERRUPTED: the measured window ended early\n");
 }
 
+// Why fewer were sent in the window than planned, when the requests waited for connections
+// rather than for the generator: the server held them.
+void write_shortfall(std::ostream& out, const run::result& r) {
+  const auto& c = r.measured.counts;
+  if (c.planned == 0 ||
+      static_cast<double>(c.sent_in_window) >= 0.99 * static_cast<double>(c.planned))
+    return;
+  const auto& v = r.measured.views;
+  const auto queue = v[record::view::queue_wait].value_at_percentile(99);
+  const auto lag = v[record::view::send_lag].value_at_percentile(99);
+  if (queue <= lag) return;
+  fmt::print(out,
+             "  sent < planned: due requests waited for a free connection (queue wait p99 {}), "
+             "not for the generator (send lag p99 {}); they were sent after the window\n",
+             analysis::duration_text(nanoseconds{queue}),
+             analysis::duration_text(nanoseconds{lag}));
+}
+
 void write_outcomes(std::ostream& out, const run::result& r) {
   const auto& c = r.measured.counts;
   fmt::print(out, "\noutcomes: planned {}:", c.planned);
@@ -135,6 +153,7 @@ void write_outcomes(std::ostream& out, const run::result& r) {
   fmt::print(out, "rates: planned {:.1f}/s, sent {:.1f}/s, completed {:.1f}/s\n",
              per_second(c.planned, r.window), per_second(c.sent_in_window, r.window),
              per_second(c.completed_in_window, r.window));
+  write_shortfall(out, r);
 }
 
 std::string cell(const hdr::histogram& h, double p, double bound_from) {
@@ -146,13 +165,33 @@ std::string cell(const hdr::histogram& h, double p, double bound_from) {
 std::string ci_cell(const verdicts& v, std::size_t i) {
   if (i >= v.response_ci.size() || !v.response_ci[i].available()) return "-";
   const auto& c = v.response_ci[i];
+  if (c.unresolved) return "unresolved: the run's seconds disagree; run longer";
   return fmt::format("{}..{} {}", analysis::duration_text(nanoseconds{c.lo}),
                      analysis::duration_text(nanoseconds{c.hi}),
                      c.method == analysis::method_batch_means ? "(batch)" : "(binom)");
 }
 
+// When failures lead the report, its latencies are mostly theirs: say so above the table, with
+// the ok requests' own figures beside.
+void write_failure_latency_note(std::ostream& out, const run::result& r, const verdicts& v) {
+  const auto& counts = r.measured.counts;
+  if (!failures_lead(counts, v)) return;
+  const auto& ok = r.measured.views[record::view::response_time_ok];
+  if (ok.total_count() == 0) {
+    fmt::print(out, "\nno request was ok: the latencies below are those of the failures\n");
+    return;
+  }
+  fmt::print(out,
+             "\nthe latencies below include the failures; the ok requests alone: p50 {}, p99 {}, "
+             "max {}\n",
+             analysis::duration_text(nanoseconds{ok.value_at_percentile(50)}),
+             analysis::duration_text(nanoseconds{ok.value_at_percentile(99)}),
+             analysis::duration_text(nanoseconds{ok.max()}));
+}
+
 void write_latency_table(std::ostream& out, const run::config& c, const run::result& r,
                          const verdicts& v) {
+  write_failure_latency_note(out, r, v);
   const auto& views = r.measured.views;
   const auto& rt = views[record::view::response_time];
   const auto& st = views[record::view::service_time];
@@ -204,19 +243,9 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
       run::name(c.precision), cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
 }
 
-void write_errors_and_transfer(std::ostream& out, const run::result& r) {
+void write_errors_and_transfer(std::ostream& out, const run::config& config, const run::result& r) {
   const auto& c = r.measured.counts;
-  std::string errors;
-  for (std::size_t i = 0; i < record::socket_reason_count; ++i) {
-    if (c.socket_errors[i])
-      errors += fmt::format(" {} {},", record::socket_reason_names[i], c.socket_errors[i]);
-  }
-  for (std::size_t s = 0; s < c.status.size(); ++s) {
-    if (c.status[s] && (s < 200 || s >= 400))
-      errors += fmt::format(" status {} x{},", s, c.status[s]);
-  }
-  if (!errors.empty()) errors.pop_back();
-  fmt::print(out, "errors:{}\n", errors.empty() ? " none" : errors);
+  write_errors_line(out, config, c);
   const double secs = static_cast<double>(r.window.count()) / 1e9;
   fmt::print(out, "transfer: {:.2f} MB received ({:.2f} MB/s), {:.2f} MB sent\n",
              static_cast<double>(c.bytes_received) / 1e6,
@@ -236,25 +265,30 @@ hdr::histogram reconstructed(const run::result& r, nanoseconds expected_interval
       expected_interval.count());
 }
 
+// The verdict first, then what the server did (failures lead when there are many), then the
+// details; the checks that passed only with --verbose.
 void write_text(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v,
-                bool full_latency, bool full_service) {
+                const text_options& o) {
+  write_verdict_line(out, v, r.interrupted);
+  write_failure_lead(out, c, r.measured.counts, v);
   write_invalid_reasons(out, v);
+  fmt::print(out, "\n");
   write_header(out, c, r);
   write_outcomes(out, r);
   write_attempts_text(out, c, r);
   write_latency_table(out, c, r, v);
   write_by_name_text(out, c, r);
   write_sessions_text(out, c, r);
-  write_worst_text(out, c, r);
+  write_worst_text(out, c, r, holders_of(c, r, v));
   write_generator(out, c, r);
-  write_errors_and_transfer(out, r);
-  write_validity(out, v);
+  write_errors_and_transfer(out, c, r);
   write_slos(out, v);
-  if (full_latency) {
+  write_validity(out, v, o.verbose);
+  if (o.full_latency) {
     fmt::print(out, "\nresponse time distribution (ms):\n");
     hdr::write_percentile_distribution(out, r.measured.views[record::view::response_time]);
   }
-  if (full_service) {
+  if (o.full_service) {
     fmt::print(out, "\nservice time distribution (ms):\n");
     hdr::write_percentile_distribution(out, r.measured.views[record::view::service_time]);
   }

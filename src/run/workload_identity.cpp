@@ -67,7 +67,8 @@ std::string content_text(std::size_t count, const char* unit, hasher& h) {
   return std::to_string(count) + " " + unit + ", sha256:" + h.hex();
 }
 
-// "200-399", "200,204,300-399": the statuses that count as ok.
+}  // namespace
+
 std::string status_text(const std::bitset<600>& ok) {
   std::string out;
   for (std::size_t code = 0; code < ok.size(); ++code) {
@@ -81,6 +82,8 @@ std::string status_text(const std::bitset<600>& ok) {
   }
   return out.empty() ? std::string("none") : out;
 }
+
+namespace {
 
 // A request as it goes on the wire: its request line, its header lines and its body.
 struct request_parts {

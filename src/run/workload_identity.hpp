@@ -6,6 +6,7 @@
 // warm-up, threads, connections, the outputs) is left out, and the report lists it beside.
 #pragma once
 
+#include <bitset>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -36,6 +37,9 @@ struct workload_identity {
 // (a --requests mix), scenario, feeder, timeout, expect_status, retry, retry_budget, slo_bound.
 // Contents (a long body, a mix, a scenario, a feeder, a trace) are named by their size and a
 // SHA-256 of their parsed form, so a copy kept anywhere, formatted any way, is the same.
+// "200-399", "200,204,300-399": the statuses that count as ok ("none" for none).
+std::string status_text(const std::bitset<600>& ok);
+
 std::vector<workload_field> workload_fields(const config& c, analysis::bound_mode slo_bound);
 
 // SHA-256 (hex) over each field's name and value, each prefixed by its length in bytes, in

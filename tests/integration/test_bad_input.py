@@ -193,6 +193,8 @@ def cases(url, traces):
         ("stage bad duration", ["run", "-d", "1s", "--stages", "xs:100", url], "xs"),
         ("stage negative duration", ["run", "-d", "1s", "--stages", "-5s:100", url], "-5s"),
         ("stage trailing comma", ["run", "-d", "1s", "--stages", "10s:100,", url], "stage 2"),
+        ("stages against a longer -d", ["run", "-d", "5s", "--stages", "2s:100", url],
+         "--stages 2s:100 lasts 2s, but -d 5s ask for 5s"),
         # outputs that cannot be written (found before anything is sent)
         ("hlog in a missing dir", ["run", *ok, "--hlog", "/nonexistent/dir/x.hlog", url], "/nonexistent/dir/x.hlog"),
         ("json in a missing dir", ["run", *ok, "--json", "/nonexistent/dir/x.json", url], "/nonexistent/dir/x.json"),

@@ -4,7 +4,8 @@ progress line, each checked as a user meets it.
 
 - --timeline: RFC 4180 CSV, a header row, one row per series.per_second entry with the same
   figures; `punctual report RUN.json --html/--timeline` re-renders byte for byte what the run
-  wrote; bad input to `report` is one line and exit 2.
+  wrote, and `punctual report RUN.json` prints the run's text report again; bad input to
+  `report` is one line and exit 2.
 - progress: under a pseudo-terminal the line is redrawn and erased before the report, also on
   Ctrl-C; into a pipe nothing is drawn (no escape code), --progress prints plain lines, and
   --quiet silences it on a terminal too.
@@ -38,13 +39,13 @@ def run_with_outputs(binary, srv, d):
                         capture_output=True, timeout=60)
     harness.check(cp.returncode in (0, 4), f"run exited {cp.returncode}: {cp.stderr[-500:]!r}")
     harness.check(b"\x1b" not in cp.stderr, "an escape code reached a pipe")
-    return paths, harness.load_report(paths["json"])
+    return paths, harness.load_report(paths["json"]), cp.stdout
 
 
 def case_timeline(binary):
     with harness.punctual_serve(binary, "--duration", "20s") as srv, \
             tempfile.TemporaryDirectory(prefix="punctual-outputs-") as d:
-        paths, report = run_with_outputs(binary, srv, d)
+        paths, report, printed = run_with_outputs(binary, srv, d)
         harness.assert_denominator(report)
         window_s = report["schedule"]["window_ns"] / 1e9
         empty_after = [r["second"] for r in report["series"]["per_second"]
@@ -71,6 +72,11 @@ def case_timeline(binary):
         for k in ("html", "csv"):
             with open(paths[k], "rb") as a, open(again[k], "rb") as b:
                 harness.check(a.read() == b.read(), f"report re-rendered a different {k}")
+        # With no option, the text report again, as the run printed it.
+        cp = subprocess.run([binary, "report", paths["json"]], capture_output=True, timeout=30)
+        harness.check_eq(cp.returncode, 0, f"report exit ({cp.stderr!r})")
+        harness.check(cp.stdout == printed and printed.startswith((b"VALID", b"INVALID")),
+                      f"report RUN.json printed {cp.stdout[:200]!r}, the run {printed[:200]!r}")
 
 
 def case_report_bad_input(binary):

@@ -57,13 +57,13 @@ cli_result run_cli(const std::vector<std::string>& args, const surroundings& aro
   out.hlog = hlog.str();
   out.verdicts = cli::judge(out.setup, sim.result(), series);
   out.exit_code = cli::exit_code_for(sim.result(), out.verdicts);
+  std::ostringstream text;
+  report::write_text(text, c, sim.result(), out.verdicts, cli::text_options_of(options));
+  out.text = text.str();
   std::ostringstream json;
-  report::write_json(json, c, sim.result(), out.verdicts);
+  report::write_json(json, c, sim.result(), out.verdicts, out.text);
   out.json = json.str();
   out.doc = nlohmann::ordered_json::parse(out.json);
-  std::ostringstream text;
-  report::write_text(text, c, sim.result(), out.verdicts, false, false);
-  out.text = text.str();
   return out;
 }
 

@@ -143,7 +143,7 @@ tapped_run run_tapped(std::vector<std::string> args, const server_script& server
   r.verdicts = cli::judge(r.setup, r.sim->result(), series);
   r.exit_code = cli::exit_code_for(r.sim->result(), r.verdicts);
   std::ostringstream text;
-  report::write_json(text, r.sim->settings().config, r.sim->result(), r.verdicts);
+  report::write_json(text, r.sim->settings().config, r.sim->result(), r.verdicts, r.text);
   r.json = text.str();
   r.doc = json::parse(r.json);
   return out;

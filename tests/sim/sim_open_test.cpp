@@ -55,5 +55,17 @@ TEST(sim_open, stages_without_a_duration_set_the_run_length) {
                cli::usage_error);
 }
 
+// With -d too, the two must agree: a longer -d would hold the last rate, a shorter one cut the
+// stages, and neither is the load the stages describe.
+TEST(sim_open, stages_and_a_duration_that_disagree_are_refused) {
+  EXPECT_THROW(run_cli(command({"-t1", "-c2", "--stages", "1s:50,1s:100", "-d", "3s"})),
+               cli::usage_error);
+  EXPECT_THROW(run_cli(command({"-t1", "-c2", "--stages", "1s:50,1s:100", "-d", "1s"})),
+               cli::usage_error);
+  const cli_result r = run_judged(
+      command({"-t1", "-c2", "--stages", "1s:50,1s:100", "-d", "1500ms", "--warmup", "500ms"}));
+  EXPECT_EQ(r.doc["schedule"]["duration_ns"].get<std::int64_t>(), 1'500'000'000);
+}
+
 }  // namespace
 }  // namespace punctual::sim::open_cases

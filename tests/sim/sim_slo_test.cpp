@@ -193,7 +193,17 @@ TEST(sim_slo, a_stall_widens_the_interval_to_batch_means) {
     }
   }
   EXPECT_GT(batch, 0) << rt["percentiles_ci_method"].dump();
-  EXPECT_NE(r.text.find("(batch"), std::string::npos);
+  // Each batch interval is printed, or called unresolved when its lower end fell below zero.
+  const auto& unresolved = rt["percentiles_ci_unresolved"];
+  for (const auto& p : unresolved) {
+    EXPECT_EQ(rt["percentiles_ci_method"][p.get<std::string>()], "batch-means") << p;
+    EXPECT_EQ(rt["percentiles_ci_ns"][p.get<std::string>()][0], 0) << p;
+  }
+  EXPECT_EQ(r.text.find("(batch") != std::string::npos,
+            batch > static_cast<int>(unresolved.size()));
+  EXPECT_EQ(r.text.find("unresolved: the run's seconds disagree; run longer") != std::string::npos,
+            !unresolved.empty())
+      << r.text;
 }
 
 std::vector<std::string> bound_run(std::initializer_list<std::string> gate) {
@@ -270,7 +280,9 @@ void expect_closed_gate(const cli_result& r, const std::string& basis) {
   const json& s = slo_result(r.doc, "p99<1us");
   EXPECT_FALSE(s["pass"].get<bool>());
   EXPECT_EQ(s["figure"], point(*r.sim, 99)) << basis;
-  EXPECT_NE(r.text.find("on " + basis), std::string::npos) << basis;
+  const std::string view =
+      basis == "reconstructed" ? "reconstructed response time" : "latency (uncorrected)";
+  EXPECT_NE(r.text.find("slo (on " + view + "):"), std::string::npos) << r.text;
 }
 
 TEST(sim_slo, the_closed_model_gates_when_corrected_or_allowed) {

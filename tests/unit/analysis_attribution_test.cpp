@@ -59,5 +59,23 @@ TEST(attribution, ties_go_to_the_server) {
             component::service_time);
 }
 
+// Queue wait behind connections the server held (a stall as long as the queueing, and enough
+// connections for the load) is the server's doing; behind too few connections, the generator's.
+TEST(attribution, queueing_behind_connections_the_server_held_names_the_server) {
+  const auto s = with(990'000'000, 40'000, 986'000'000, 0, 200'000);
+  EXPECT_EQ(attribute(s).cause, "queueing behind busy connections");
+  connection_holders held{10, 1e9, false};
+  attribution a = attribute(s, &held);
+  EXPECT_TRUE(a.held_by_server);
+  EXPECT_EQ(a.cause, "server");
+  EXPECT_EQ(a.component, component::queue_wait);
+  held.too_few_for_load = true;  // -c could not carry the load: raising it is the remedy
+  a = attribute(s, &held);
+  EXPECT_FALSE(a.held_by_server);
+  EXPECT_EQ(a.cause, "queueing behind busy connections");
+  held = {10, 0.4e9, false};  // no response took as long as half the queueing
+  EXPECT_FALSE(attribute(s, &held).held_by_server);
+}
+
 }  // namespace
 }  // namespace punctual::analysis

@@ -40,6 +40,7 @@ struct fixture {
   double mean_session_ns = 0;
   std::optional<std::chrono::nanoseconds> start_lag;
   std::chrono::nanoseconds send_tick{};
+  std::vector<punctual::analysis::slo_tail> scoped;
 
   fixture() {
     view_set second;
@@ -57,6 +58,12 @@ struct fixture {
     load.late.assign(11, 0);
     counts.outcomes[punctual::record::index(outcome::ok)] = 10'000;
   }
+  // Unscoped SLOs on these percentiles, plus any scoped ones a test sets.
+  std::vector<punctual::analysis::slo_tail> tails() const {
+    std::vector<punctual::analysis::slo_tail> out = scoped;
+    for (const double p : slo) out.push_back({"", p, views[view::response_time].total_count()});
+    return out;
+  }
   validity_report run() const {
     return check_validity(validity_input{.views = views,
                                          .counts = counts,
@@ -65,6 +72,7 @@ struct fixture {
                                          .worker_cpu_shares = cpu,
                                          .intervals = series,
                                          .slo_percentiles = slo,
+                                         .slo_tails = tails(),
                                          .window = window,
                                          .load = &load,
                                          .connections_carry_load = carry_load,
@@ -417,6 +425,48 @@ TEST(analysis_validity, thin_summary_percentiles_only_warn) {
   EXPECT_EQ(r.warnings()[0]->name, "samples_beyond_p99.99");
 }
 
+// Without an SLO there is no verdict to withhold: a smoke test's thin p99 only warns, and says
+// how long a run would resolve it.
+TEST(analysis_validity, without_an_slo_too_few_samples_beyond_p99_only_warn) {
+  fixture f;
+  f.window = std::chrono::seconds(2);
+  f.views.reset();
+  f.views[view::response_time].record_n(5 * ms, 400);
+  f.views[view::service_time].record_n(4 * ms, 400);
+  f.views[view::send_lag].record_n(10'000, 400);
+  const auto r = f.run();
+  const auto& c = find(r, "samples_beyond_p99");
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.level, check_level::warning);
+  EXPECT_NE(c.note.find("runs of 5s, 50s and 500s at the observed 200 req/s"), std::string::npos)
+      << c.note;
+  EXPECT_TRUE(r.valid());
+  f.slo = {99};
+  EXPECT_FALSE(f.run().valid());
+}
+
+// An SLO on a name judges that name's samples: a session SLO with enough sessions beyond its
+// p99 passes the gate whatever the run's own p99 has, and a thin one fails it.
+TEST(analysis_validity, a_scoped_slo_gates_the_samples_of_its_own_view) {
+  fixture f;
+  f.window = std::chrono::seconds(2);
+  f.views.reset();
+  f.views[view::response_time].record_n(5 * ms, 400);  // 4 beyond the run's p99
+  f.views[view::send_lag].record_n(10'000, 400);
+  f.scoped = {{"buy.session", 99, 2000}};
+  auto r = f.run();
+  EXPECT_TRUE(r.valid()) << r.failures().front()->note;
+  EXPECT_TRUE(find(r, "samples_beyond_buy.session_p99").pass);
+  EXPECT_EQ(find(r, "samples_beyond_p99").level, check_level::warning);
+  f.scoped = {{"buy.session", 99, 300}};
+  r = f.run();
+  const auto& c = find(r, "samples_beyond_buy.session_p99");
+  EXPECT_FALSE(c.pass);
+  EXPECT_EQ(c.level, check_level::gating);
+  EXPECT_NE(c.note.find("buy.session's p99 has 3 samples"), std::string::npos) << c.note;
+  EXPECT_FALSE(r.valid());
+}
+
 TEST(analysis_validity, busy_worker_warns) {
   fixture f;
   f.cpu = {0.5, 0.95};
@@ -495,6 +545,7 @@ TEST(schedule_check, gates_a_run_and_is_absent_without_a_schedule) {
                            .worker_cpu_shares = f.cpu,
                            .intervals = f.series,
                            .slo_percentiles = {},
+                           .slo_tails = {},
                            .window = f.window};
   EXPECT_FALSE(has(check_validity(in), "schedule_kept"));
 }
@@ -534,6 +585,7 @@ TEST(connection_rule, judges_a_shard_on_its_share_of_the_rate) {
                            .worker_cpu_shares = f.cpu,
                            .intervals = f.series,
                            .slo_percentiles = {},
+                           .slo_tails = {},
                            .window = f.window,
                            .shards = 4};
   const auto report = check_validity(in);
