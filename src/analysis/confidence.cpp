@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace punctual::analysis {
@@ -45,42 +46,114 @@ std::int32_t index_at_rank(const hdr::histogram& h, std::int64_t rank) noexcept 
   return h.counts_length() - 1;
 }
 
+namespace {
+
+// The values of ranks n(q - half) and n(q + half), continuity-corrected as above, read off the
+// histogram: the sample X(l) <= x_q <= X(u) exactly when the share of samples below x_q lies
+// within `half_share` of q. The point estimate (valueAtPercentile, a bucket's highest value) is
+// never excluded.
+value_interval rank_interval(const hdr::histogram& h, double percentile,
+                             double half_share) noexcept {
+  const auto n = static_cast<double>(h.total_count());
+  const double nq = n * std::clamp(percentile / 100.0, 0.0, 1.0);
+  const double half = n * half_share;
+  const auto lower_rank = static_cast<std::int64_t>(std::floor(nq - half)) + 1;
+  const auto upper_rank = static_cast<std::int64_t>(std::floor(nq + half)) + 1;
+  value_interval out;
+  out.lo = h.lowest_equivalent_value(h.value_from_index(index_at_rank(h, lower_rank)));
+  out.hi = h.highest_equivalent_value(h.value_from_index(index_at_rank(h, upper_rank)));
+  out.hi = std::max(out.hi, h.value_at_percentile(percentile));
+  return out;
+}
+
+// The whole run's samples at or below each histogram slot (its empirical CDF, in counts).
+class run_cdf {
+ public:
+  explicit run_cdf(const hdr::histogram& h) : h_(h), below_(h.counts_length()) {
+    std::int64_t seen = 0;
+    for (std::int32_t i = 0; i < h.counts_length(); ++i) {
+      seen += h.count_at_index(i);
+      below_[static_cast<std::size_t>(i)] = seen;
+    }
+  }
+  std::int32_t slot(std::int64_t value) const noexcept {
+    return std::clamp(h_.index_of(value), 0, h_.counts_length() - 1);
+  }
+  double at(std::int32_t slot) const noexcept {
+    return static_cast<double>(below_[static_cast<std::size_t>(slot)]);
+  }
+
+ private:
+  const hdr::histogram& h_;
+  std::vector<std::int64_t> below_;
+};
+
+// The share of interval i's samples at or below slot x. An interval keeps only its values at
+// the tracked percentiles; between the two that bracket x, the share is placed as the whole
+// run's CDF places x between those two values (below the lowest, between 0 and it).
+double share_at_or_below(const interval_series& series, std::size_t i, const run_cdf& cdf,
+                         std::int32_t x) {
+  double low_share = 0;
+  double low_count = 0;
+  const std::vector<double>& tracked = series.percentiles();
+  for (std::size_t k = 0; k < tracked.size(); ++k) {
+    const std::int32_t knot = cdf.slot(series.response_at(i, k));
+    const double share = tracked[k] / 100;
+    if (x < knot) {
+      const double span = cdf.at(knot) - low_count;
+      const double place = span > 0 ? std::clamp((cdf.at(x) - low_count) / span, 0.0, 1.0) : 0.5;
+      return low_share + (share - low_share) * place;
+    }
+    low_share = share;
+    low_count = cdf.at(knot);
+  }
+  return 1;
+}
+
+// Batch means of the share of samples at or below the whole run's point estimate, over the
+// intervals that have samples: the 95% half-width of that share, t(0.975, k-1) times its
+// standard error (a ratio of sums over the intervals, so a busy second weighs more).
+std::optional<double> batch_share_half_width(const hdr::histogram& h, const interval_series& series,
+                                             double percentile) {
+  if (h.total_count() <= 0 || !series.percentile_index(percentile)) return std::nullopt;
+  const run_cdf cdf(h);
+  const std::int32_t x = cdf.slot(h.value_at_percentile(percentile));
+  std::vector<std::pair<double, double>> batches;  // (samples, at or below x)
+  double samples = 0, below = 0;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const auto n = static_cast<double>(series.at(i).response_count);
+    if (n <= 0) continue;
+    const double b = n * share_at_or_below(series, i, cdf, x);
+    batches.emplace_back(n, b);
+    samples += n;
+    below += b;
+  }
+  if (batches.size() < min_batches) return std::nullopt;
+  const double share = below / samples;
+  double squares = 0;
+  for (const auto& [n, b] : batches) squares += (b - share * n) * (b - share * n);
+  const auto k = static_cast<double>(batches.size());
+  const double standard_error = std::sqrt(k * squares / (k - 1)) / samples;
+  return student_t_975(static_cast<int>(batches.size()) - 1) * standard_error;
+}
+
+}  // namespace
+
 std::optional<value_interval> binomial_interval(const hdr::histogram& h,
                                                 double percentile) noexcept {
   const std::int64_t n = h.total_count();
   if (n <= 0) return std::nullopt;
   const double q = std::clamp(percentile / 100.0, 0.0, 1.0);
-  const double nq = static_cast<double>(n) * q;
-  const double half = z_975 * std::sqrt(static_cast<double>(n) * q * (1 - q));
-  const auto lower_rank = static_cast<std::int64_t>(std::floor(nq - half)) + 1;
-  const auto upper_rank = static_cast<std::int64_t>(std::floor(nq + half)) + 1;
-  const std::int32_t lo_index = index_at_rank(h, lower_rank);
-  const std::int32_t hi_index = index_at_rank(h, upper_rank);
-  value_interval out;
-  out.lo = h.lowest_equivalent_value(h.value_from_index(lo_index));
-  out.hi = h.highest_equivalent_value(h.value_from_index(hi_index));
-  // The point estimate (valueAtPercentile) is a bucket's highest value; never exclude it.
-  out.hi = std::max(out.hi, h.value_at_percentile(percentile));
-  return out;
+  return rank_interval(h, percentile, z_975 * std::sqrt(q * (1 - q) / static_cast<double>(n)));
 }
 
-std::optional<value_interval> batch_means_interval(const interval_series& series,
+std::optional<value_interval> batch_means_interval(const hdr::histogram& h,
+                                                   const interval_series& series,
                                                    double percentile) {
-  const std::vector<std::int64_t> values = series.response_values(percentile);
-  if (values.size() < min_batches) return std::nullopt;
-  const double k = static_cast<double>(values.size());
-  double sum = 0;
-  for (const auto v : values) sum += static_cast<double>(v);
-  const double mean = sum / k;
-  double squares = 0;
-  for (const auto v : values)
-    squares += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
-  const double sd = std::sqrt(squares / (k - 1));
-  const double half = student_t_975(static_cast<int>(values.size()) - 1) * sd / std::sqrt(k);
-  value_interval out;
-  out.unresolved = mean - half < 0;
-  out.lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(mean - half)));
-  out.hi = static_cast<std::int64_t>(std::ceil(mean + half));
+  const auto half = batch_share_half_width(h, series, percentile);
+  if (!half) return std::nullopt;
+  value_interval out = rank_interval(h, percentile, *half);
+  out.unresolved = percentile / 100 - *half <= 0;
   return out;
 }
 
@@ -89,11 +162,8 @@ percentile_ci percentile_interval(const hdr::histogram& h, const interval_series
   const auto binomial = binomial_interval(h, percentile);
   if (!binomial) return {};
   percentile_ci out{binomial->lo, binomial->hi, method_binomial};
-  auto batch = batch_means_interval(series, percentile);
+  const auto batch = batch_means_interval(h, series, percentile);
   if (!batch) return out;
-  const std::int64_t point = h.value_at_percentile(percentile);
-  batch->lo = std::min(batch->lo, point);
-  batch->hi = std::max(batch->hi, point);
   if (batch->width() > binomial->width())
     out = {batch->lo, batch->hi, method_batch_means, batch->unresolved};
   return out;

@@ -8,11 +8,15 @@
 //   histogram: lo is the lowest value of rank l's bucket, hi the highest value of rank u's
 //   bucket, so the histogram's 3-digit rounding widens the interval instead of biasing it.
 //   Assumes independent samples.
-// - batch means: the mean of the per-interval values of the percentile, +- t(0.975, k-1) * sd /
-//   sqrt(k), over the k >= 5 intervals that have samples. Respects correlation: a stall that
-//   fills one second with huge values makes that second's value an outlier and the interval
-//   wide. It is widened to contain the whole-run point estimate, so the reported interval
-//   always brackets the reported value.
+// - batch means: the same ranks, but with the share's spread measured instead of assumed. For
+//   each of the k >= 5 intervals that have samples, the share of its samples at or below the
+//   whole run's point estimate (read between the interval's tracked percentiles); the 95%
+//   half-width of the run's share is t(0.975, k-1) times the standard error of those shares
+//   (batch means of an indicator), and the interval is the ranks n(q -+ that half-width).
+//   Respects correlation: a stall that fills one second with huge values makes that second's
+//   share an outlier and the interval wide. It is centred on the whole run's distribution, not
+//   on the mean of the per-interval percentiles, which a stall drags away from the whole run's
+//   percentile (the simulation measured how often each covers the truth; docs/design.md).
 //
 // percentile_interval() reports the wider of the two and names it.
 #pragma once
@@ -33,8 +37,9 @@ inline constexpr std::string_view method_none = "none";
 struct value_interval {
   std::int64_t lo = 0;  // ns
   std::int64_t hi = 0;  // ns
-  // Batch means: mean - half-width fell below zero and lo was clamped to 0. The per-interval
-  // values disagree too much for the interval to say anything; a longer run would.
+  // Batch means: the share's interval reaches down to 0 (q - half-width <= 0), so the interval
+  // runs to the fastest response: the per-interval shares disagree too much for it to say
+  // anything, and a longer run would.
   bool unresolved = false;
   std::int64_t width() const noexcept { return hi - lo; }
 };
@@ -57,8 +62,10 @@ std::int32_t index_at_rank(const hdr::histogram& h, std::int64_t rank) noexcept;
 // nullopt when the histogram is empty.
 std::optional<value_interval> binomial_interval(const hdr::histogram& h,
                                                 double percentile) noexcept;
-// nullopt when fewer than 5 intervals have samples or the percentile is not tracked.
-std::optional<value_interval> batch_means_interval(const interval_series& series,
+// nullopt when the histogram is empty, fewer than 5 intervals have samples or the percentile is
+// not tracked.
+std::optional<value_interval> batch_means_interval(const hdr::histogram& h,
+                                                   const interval_series& series,
                                                    double percentile);
 
 // The wider of the two (binomial when batch means is not available); method_none when the

@@ -116,7 +116,7 @@ TEST(analysis_confidence, binomial_coverage_lognormal) {
 struct stalled_run {
   view_set total;
   interval_series series;
-  std::vector<std::int64_t> interval_p99;
+  std::vector<histogram> intervals;
   stalled_run() {
     std::mt19937_64 rng(7);
     view_set interval;
@@ -125,37 +125,84 @@ struct stalled_run {
       auto& h = interval[view::response_time];
       for (int k = 0; k < 1000; ++k) h.record(std::llround(exponential(rng, 1e6)));
       if (i == 7) h.record_n(5'000'000'000, 100);
-      interval_p99.push_back(h.value_at_percentile(99));
+      intervals.push_back(h);
       series.add(interval);
       total.add(interval);
     }
   }
 };
 
+// The samples of `h` at or below `value`'s bucket.
+double at_or_below(const histogram& h, std::int64_t value) {
+  double n = 0;
+  for (std::int32_t i = 0; i <= h.index_of(value); ++i)
+    n += static_cast<double>(h.count_at_index(i));
+  return n;
+}
+
 TEST(analysis_confidence, stall_chooses_batch_means) {
   const stalled_run run;
   const auto& h = run.total[view::response_time];
   const auto binomial = binomial_interval(h, 99);
-  const auto batch = batch_means_interval(run.series, 99);
+  const auto batch = batch_means_interval(h, run.series, 99);
   ASSERT_TRUE(binomial);
   ASSERT_TRUE(batch);
-  // Batch means by hand: mean +- t(0.975, 19) * sd / sqrt(20) of the per-interval p99.
-  double mean = 0;
-  for (const auto v : run.interval_p99) mean += static_cast<double>(v) / 20;
-  double ss = 0;
-  for (const auto v : run.interval_p99)
-    ss += (static_cast<double>(v) - mean) * (static_cast<double>(v) - mean);
-  const double half = 2.093 * std::sqrt(ss / 19) / std::sqrt(20.0);
-  EXPECT_NEAR(static_cast<double>(batch->hi), mean + half, 1e-3 * half);
-  EXPECT_NEAR(static_cast<double>(batch->lo), std::max(0.0, mean - half), 1e-3 * half);
+  // Batch means by hand, from each second's exact share at or below the run's p99 (the method
+  // reads it between the second's tracked percentiles): the ranks n(0.99 -+ t(0.975, 19) * se).
+  const std::int64_t point = h.value_at_percentile(99);
+  const double n = static_cast<double>(h.total_count());
+  const double share = at_or_below(h, point) / n;
+  double squares = 0;
+  for (const auto& second : run.intervals) {
+    const double residual =
+        at_or_below(second, point) - share * static_cast<double>(second.total_count());
+    squares += residual * residual;
+  }
+  const double half = 2.093 * std::sqrt(20 * squares / 19) / n;
+  const auto rank_value = [&](double rank) {
+    return h.value_from_index(
+        punctual::analysis::index_at_rank(h, static_cast<std::int64_t>(std::floor(rank)) + 1));
+  };
+  EXPECT_NEAR(static_cast<double>(batch->lo), static_cast<double>(rank_value(n * (0.99 - half))),
+              0.05 * static_cast<double>(point));
+  EXPECT_EQ(batch->hi, h.highest_equivalent_value(rank_value(n * (0.99 + half))));
 
   const auto ci = percentile_interval(h, run.series, 99);
   EXPECT_EQ(ci.method, punctual::analysis::method_batch_means);
   EXPECT_GT(ci.hi - ci.lo, binomial->width());
   EXPECT_GT(ci.hi, 200'000'000);  // the stall shows: far above the ~5 ms of normal seconds
   EXPECT_LT(binomial->hi, 50'000'000);
-  EXPECT_LE(ci.lo, h.value_at_percentile(99));
-  EXPECT_GE(ci.hi, h.value_at_percentile(99));
+  // Centred on the whole run: the lower end stays among the normal seconds' values, where the
+  // mean of the seconds' p99 (~250 ms, dragged up by the stalled one) would sit far above it.
+  EXPECT_GT(ci.lo, 2'000'000);
+  EXPECT_LE(ci.lo, point);
+  EXPECT_GE(ci.hi, point);
+}
+
+// Independent samples: the seconds' shares spread as the binomial assumes, so the two intervals
+// are about as wide.
+TEST(analysis_confidence, batch_means_matches_binomial_on_independent_samples) {
+  std::mt19937_64 rng(11);
+  view_set total;
+  interval_series series;
+  view_set interval;
+  for (int i = 0; i < 30; ++i) {
+    interval.reset();
+    for (int k = 0; k < 1000; ++k)
+      interval[view::response_time].record(std::llround(exponential(rng, 1e6)));
+    series.add(interval);
+    total.add(interval);
+  }
+  const auto& h = total[view::response_time];
+  for (const double p : {50.0, 90.0, 99.0}) {
+    const auto binomial = binomial_interval(h, p);
+    const auto batch = batch_means_interval(h, series, p);
+    ASSERT_TRUE(binomial && batch);
+    const double ratio =
+        static_cast<double>(batch->width()) / static_cast<double>(binomial->width());
+    EXPECT_GT(ratio, 0.6) << "p" << p;
+    EXPECT_LT(ratio, 1.6) << "p" << p;
+  }
 }
 
 TEST(analysis_confidence, batch_means_needs_five_intervals) {
@@ -165,12 +212,12 @@ TEST(analysis_confidence, batch_means_needs_five_intervals) {
   for (int i = 0; i < 4; ++i) series.add(interval);
   view_set empty;
   for (int i = 0; i < 3; ++i) series.add(empty);  // empty seconds do not count
-  EXPECT_FALSE(batch_means_interval(series, 99));
+  EXPECT_FALSE(batch_means_interval(interval[view::response_time], series, 99));
   const auto ci = percentile_interval(interval[view::response_time], series, 99);
   EXPECT_EQ(ci.method, punctual::analysis::method_binomial);
   series.add(interval);
-  EXPECT_TRUE(batch_means_interval(series, 99));
-  EXPECT_FALSE(batch_means_interval(series, 97.5));  // not tracked
+  EXPECT_TRUE(batch_means_interval(interval[view::response_time], series, 99));
+  EXPECT_FALSE(batch_means_interval(interval[view::response_time], series, 97.5));  // not tracked
 }
 
 TEST(analysis_confidence, empty_histogram_has_no_interval) {
