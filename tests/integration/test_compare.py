@@ -1,0 +1,217 @@
+#!/usr/bin/python3
+"""`punctual compare` on real runs, and --junit for run, merge and compare.
+
+- A server that spends 300 us per request against one that spends 200 us, each run at 300 req/s
+  for 5 s: a regression (exit 3). Two runs against the 200 us server: exit 0. Runs with
+  different --timeout values: exit 2 with one line naming the field. The per-request cost is
+  serve's --cpu-per-request when this build has it, else its --service-time (a sleep, not CPU;
+  the output says which).
+- The comparison's --json against docs/compare.schema.json; the --markdown's table (one row per
+  JSON row, the same number of columns in every line, ▲/▼ by the sign of the change, the verdict
+  line); --junit against the JUnit XSD Jenkins reads (tests/data/junit, python3-lxml), for
+  compare (one testcase per row, a regression a <failure> with its value, interval and
+  threshold) and for run and merge (one per SLO and per gating check; a failed SLO a <failure>).
+- Bad input: a missing file is exit 1, a report without its .hlog exit 1, a bad
+  --max-regression exit 2, each with one line.
+
+Real sockets are needed only for the timing of a real server; the method itself is tested in
+the simulation (tests/sim/sim_compare_test.cpp).
+
+Usage: test_compare.py PATH_TO_PUNCTUAL
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import check, check_eq  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+XSD = os.path.join(HERE, "..", "data", "junit", "jenkins-junit-4.xsd")
+SCHEMA = os.path.join(HERE, "..", "..", "docs", "compare.schema.json")
+
+
+def cost_option(binary):
+    """serve's per-request cost option: --cpu-per-request when built in, else --service-time."""
+    out = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True).stdout
+    return "--cpu-per-request" if "--cpu-per-request" in out else "--service-time"
+
+
+def run_against(binary, d, name, cost, extra=()):
+    opt = cost_option(binary)
+    with harness.punctual_serve(binary, opt, cost, "--duration", "30s") as srv:
+        paths = [os.path.join(d, name + ext) for ext in (".json", ".hlog")]
+        cmd = [binary, "run", "-q", "-t1", "-c8", "-R300", "-d5s", "--json", paths[0], "--hlog", paths[1],
+               *extra, srv.url()]
+        cp = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    check(cp.returncode in (0, 4), f"{name}: run exited {cp.returncode}: {cp.stderr[-800:]}")
+    harness.load_report(paths[0])
+    return paths[0]
+
+
+def compare(binary, d, base, cand, *extra):
+    outs = {k: os.path.join(d, "compare." + k) for k in ("json", "md", "xml", "html")}
+    cmd = [binary, "compare", base, cand, "--json", outs["json"], "--markdown", outs["md"],
+           "--junit", outs["xml"], "--html", outs["html"], *extra]
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    return cp, outs
+
+
+def validate_compare_json(path):
+    import jsonschema
+    with open(SCHEMA, encoding="utf-8") as f:
+        schema = json.load(f)
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    return doc
+
+
+def validate_junit(path):
+    """The file against the XSD; its <testsuites> root as an lxml element."""
+    from lxml import etree
+    schema = etree.XMLSchema(etree.parse(XSD))
+    tree = etree.parse(path)
+    # The XSD's root elements are testsuite and testsuites alike: validate each suite too, so
+    # that what is inside the wrapper is held to the schema as well.
+    check(schema.validate(tree), f"{path}: {schema.error_log.last_error}")
+    for suite in tree.getroot().iter("testsuite"):
+        check(schema.validate(etree.ElementTree(suite)), f"{path} suite: {schema.error_log.last_error}")
+    return tree.getroot()
+
+
+def check_markdown(path, doc):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    table = [line for line in lines if line.startswith("|")]
+    check(len(table) == len(doc["rows"]) + 2, f"markdown: {len(table)} table lines for {len(doc['rows'])} rows")
+    cells = [len(re.split(r"(?<!\\)\|", line)) for line in table]
+    check(len(set(cells)) == 1, f"markdown: rows with different numbers of cells: {cells}")
+    check(re.fullmatch(r"\|(-+:?\|)+|\|([-:]+\|)+", table[1]), f"markdown: no separator line: {table[1]!r}")
+    for line, row in zip(table[2:], doc["rows"]):
+        change = re.split(r"(?<!\\)\|", line)[5]
+        if row["difference"] > 0:
+            check("▲" in change, f"markdown: no ▲ for a positive change: {line}")
+        elif row["difference"] < 0:
+            check("▼" in change, f"markdown: no ▼ for a negative change: {line}")
+    check(any(line.startswith("**Verdict:**") and doc["verdict"]["line"] in line for line in lines),
+          "markdown: no verdict line")
+
+
+def check_compare_junit(path, doc):
+    root = validate_junit(path)
+    cases = [c for c in root.iter("testcase") if c.get("classname").startswith("compare")]
+    check_eq(len(cases), len(doc["rows"]), "compare testcases (one per row)")
+    for case, row in zip(cases, doc["rows"]):
+        failure = case.find("failure")
+        skipped = case.find("skipped")
+        check_eq(failure is not None, row["verdict"] == "regression", f"{row['metric']}: <failure> iff regression")
+        check_eq(skipped is not None, row["verdict"] in ("inconclusive", "not judged"),
+                 f"{row['metric']}: <skipped> iff inconclusive")
+        if failure is not None:
+            message = failure.get("message")
+            for needed in ("base", "candidate", "95% interval", "threshold"):
+                check(needed in message, f"failure message lacks {needed!r}: {message}")
+
+
+def case_regression_and_aa(binary):
+    with tempfile.TemporaryDirectory(prefix="punctual-compare-") as d:
+        print(f"     per-request cost by serve {cost_option(binary)}", flush=True)
+        fast1 = run_against(binary, d, "fast1", "200us")
+        fast2 = run_against(binary, d, "fast2", "200us")
+        slow = run_against(binary, d, "slow", "300us")
+        cp, outs = compare(binary, d, fast1, slow)
+        doc = validate_compare_json(outs["json"])
+        if cp.returncode == 4:
+            print(f"     (a run was invalid on this host: {cp.stdout[-400:]}; exit 4 is its verdict)", flush=True)
+        else:
+            check_eq(cp.returncode, 3, f"200us vs 300us exit code\n{cp.stdout}\n{cp.stderr}")
+            check("REGRESSION" in cp.stdout, f"no REGRESSION line: {cp.stdout}")
+        check_markdown(outs["md"], doc)
+        check_compare_junit(outs["xml"], doc)
+        cp, outs = compare(binary, d, fast1, fast2)
+        doc = validate_compare_json(outs["json"])
+        check(cp.returncode in (0, 4), f"A/A exit {cp.returncode}\n{cp.stdout}\n{cp.stderr}")
+        check(doc["verdict"]["regressions"] == 0, f"A/A regressions: {doc['verdict']}")
+        check_markdown(outs["md"], doc)
+        check_compare_junit(outs["xml"], doc)
+
+
+def case_different_timeouts_refused(binary):
+    with tempfile.TemporaryDirectory(prefix="punctual-compare-") as d:
+        with harness.punctual_serve(binary, "--duration", "20s") as srv:
+            paths = []
+            for name, timeout in (("a", "10s"), ("b", "2s")):
+                p = os.path.join(d, name + ".json")
+                cp = subprocess.run([binary, "run", "-q", "-t1", "-c2", "-R100", "-d1s", "--timeout", timeout,
+                                     "--json", p, "--hlog", os.path.join(d, name + ".hlog"), srv.url()],
+                                    capture_output=True, text=True, timeout=30)
+                check(cp.returncode in (0, 4), f"run {name}: {cp.stderr}")
+                paths.append(p)
+        cp = subprocess.run([binary, "compare", *paths], capture_output=True, text=True, timeout=30)
+        check_eq(cp.returncode, 2, f"different timeouts: exit code ({cp.stderr})")
+        lines = cp.stderr.strip().splitlines()
+        check(len(lines) == 1 and "timeout" in lines[0], f"expected one line naming timeout: {cp.stderr!r}")
+        # Bad input, each one line.
+        for args, code, what in (([paths[0], os.path.join(d, "missing.json")], 1, "missing file"),
+                                 ([paths[0], paths[0], "--max-regression", "p97:+5%"], 2, "bad threshold"),
+                                 ([paths[0], paths[0], "--inconclusive", "maybe"], 2, "bad --inconclusive")):
+            cp = subprocess.run([binary, "compare", *args], capture_output=True, text=True, timeout=30)
+            check_eq(cp.returncode, code, f"{what}: exit code ({cp.stderr})")
+            check_eq(len(cp.stderr.strip().splitlines()), 1, f"{what}: lines of stderr ({cp.stderr!r})")
+        os.remove(os.path.join(d, "b.hlog"))
+        cp = subprocess.run([binary, "compare", paths[0], paths[1], "--allow-different"], capture_output=True,
+                            text=True, timeout=30)
+        check_eq(cp.returncode, 1, f"report without its .hlog: exit code ({cp.stderr})")
+
+
+def case_run_and_merge_junit(binary):
+    with tempfile.TemporaryDirectory(prefix="punctual-junit-") as d:
+        with harness.punctual_serve(binary, "--service-time", "2ms", "--duration", "20s") as srv:
+            run_xml = os.path.join(d, "run.xml")
+            report = os.path.join(d, "run.json")
+            cp = subprocess.run([binary, "run", "-q", "-t1", "-c4", "-R200", "-d2s", "--slo", "p50<=1ms",
+                                 "--slo", "errors<=1%", "--json", report, "--hlog", os.path.join(d, "run.hlog"),
+                                 "--junit", run_xml, srv.url()], capture_output=True, text=True, timeout=30)
+        check(cp.returncode in (3, 4), f"run with a failing SLO exited {cp.returncode}: {cp.stderr}")
+        doc = harness.load_report(report)
+        root = validate_junit(run_xml)
+        slo_cases = {c.get("name"): c for c in root.iter("testcase") if c.get("classname") == "slo"}
+        check_eq(sorted(slo_cases), ["errors<=1%", "p50<=1ms"], "one testcase per SLO")
+        failure = slo_cases["p50<=1ms"].find("failure")
+        check(failure is not None, "the failed SLO has no <failure>")
+        check("measured" in failure.get("message") and "threshold 1ms" in failure.get("message"),
+              f"failure message: {failure.get('message')}")
+        check(slo_cases["errors<=1%"].find("failure") is None, "a passing SLO failed")
+        gating = [c["name"] for c in doc["validity"]["checks"] if c["level"] == "gating"]
+        validity = [c.get("name") for c in root.iter("testcase") if c.get("classname") == "validity"]
+        check_eq(validity, gating, "one testcase per gating validity check")
+        merge_xml = os.path.join(d, "merge.xml")
+        cp = subprocess.run([binary, "merge", report, "-o", os.path.join(d, "merged.json"), "--slo", "p50<=1ms",
+                             "--junit", merge_xml], capture_output=True, text=True, timeout=30)
+        check(cp.returncode in (3, 4), f"merge exited {cp.returncode}: {cp.stderr}")
+        root = validate_junit(merge_xml)
+        check_eq(root.find("testsuite").get("name"), "punctual merge", "merge suite name")
+        check(any(c.get("name") == "p50<=1ms" and c.find("failure") is not None for c in root.iter("testcase")),
+              "merge: the failed SLO is a failure")
+
+
+def main():
+    binary = harness.binary_from_argv()
+    checks = harness.Checks("compare")
+    checks.run("200us vs 300us per request is a regression (exit 3); A/A is not; formats valid",
+               case_regression_and_aa, binary)
+    checks.run("different timeouts are refused (exit 2, one line); bad input", case_different_timeouts_refused,
+               binary)
+    checks.run("--junit for run and merge: one testcase per SLO and gating check, valid XSD",
+               case_run_and_merge_junit, binary)
+    checks.finish()
+
+
+if __name__ == "__main__":
+    main()
