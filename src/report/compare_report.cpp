@@ -435,10 +435,11 @@ std::map<std::string, compare_threshold, std::less<>> default_thresholds() {
 
 std::map<std::string, compare_threshold, std::less<>> parse_max_regression(std::string_view text) {
   auto t = default_thresholds();
-  while (!text.empty()) {
+  for (bool more = !text.empty(); more;) {
     const auto comma = text.find(',');
     const std::string entry(text.substr(0, comma));
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    more = comma != std::string_view::npos;
+    if (more) text.remove_prefix(comma + 1);
     const auto colon = entry.find(':');
     const std::string key = entry.substr(0, colon);
     if (colon == std::string::npos || !t.contains(key)) {

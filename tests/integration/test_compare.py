@@ -20,6 +20,7 @@ the simulation (tests/sim/sim_compare_test.cpp).
 Usage: test_compare.py PATH_TO_PUNCTUAL
 """
 
+import contextlib
 import json
 import os
 import re
@@ -42,12 +43,24 @@ def cost_option(binary):
     return "--cpu-per-request" if "--cpu-per-request" in out else "--service-time"
 
 
-def run_against(binary, d, name, cost, extra=()):
-    opt = cost_option(binary)
-    with harness.punctual_serve(binary, opt, cost, "--duration", "30s") as srv:
+@contextlib.contextmanager
+def serve_on(binary, port, *args):
+    """`punctual serve` on a given port: the base and the candidate must have one target (the
+    target is part of the workload), as a service rebuilt and restarted in CI has."""
+    proc = subprocess.Popen([binary, "serve", "--port", str(port), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        harness.read_listening_port(proc, 5.0)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        harness.stop_process(proc)
+
+
+def run_against(binary, d, name, cost, port, extra=()):
+    with serve_on(binary, port, cost_option(binary), cost, "--duration", "30s") as url:
         paths = [os.path.join(d, name + ext) for ext in (".json", ".hlog")]
         cmd = [binary, "run", "-q", "-t1", "-c8", "-R300", "-d5s", "--json", paths[0], "--hlog", paths[1],
-               *extra, srv.url()]
+               *extra, url]
         cp = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     check(cp.returncode in (0, 4), f"{name}: run exited {cp.returncode}: {cp.stderr[-800:]}")
     harness.load_report(paths[0])
@@ -122,10 +135,12 @@ def check_compare_junit(path, doc):
 def case_regression_and_aa(binary):
     with tempfile.TemporaryDirectory(prefix="punctual-compare-") as d:
         print(f"     per-request cost by serve {cost_option(binary)}", flush=True)
-        fast1 = run_against(binary, d, "fast1", "200us")
-        fast2 = run_against(binary, d, "fast2", "200us")
-        slow = run_against(binary, d, "slow", "300us")
+        port = harness.free_port()
+        fast1 = run_against(binary, d, "fast1", "200us", port)
+        fast2 = run_against(binary, d, "fast2", "200us", port)
+        slow = run_against(binary, d, "slow", "300us", port)
         cp, outs = compare(binary, d, fast1, slow)
+        check(os.path.exists(outs["json"]), f"compare wrote no JSON: exit {cp.returncode}, {cp.stderr}")
         doc = validate_compare_json(outs["json"])
         if cp.returncode == 4:
             print(f"     (a run was invalid on this host: {cp.stdout[-400:]}; exit 4 is its verdict)", flush=True)
