@@ -6,41 +6,25 @@
 #include <cmath>
 
 #include "analysis/text.hpp"
+#include "report/svg_chart.hpp"
 
 namespace punctual::report {
 namespace {
 
 using json = nlohmann::ordered_json;
 
-// Text for an XML attribute or element: the five entities escaped, and characters XML 1.0
-// cannot carry at all (controls other than tab and newline) dropped.
+// Text for an XML attribute or element: escaped as the HTML report escapes, newlines and tabs
+// kept as character references (an attribute would fold them into spaces), and the control
+// characters XML 1.0 cannot carry at all dropped.
 std::string xml_text(std::string_view text) {
   std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      case '\n':
-        out += "&#10;";
-        break;
-      case '\t':
-        out += "&#9;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  for (const char c : xml_escape(text)) {
+    if (c == '\n') {
+      out += "&#10;";
+    } else if (c == '\t') {
+      out += "&#9;";
+    } else if (static_cast<unsigned char>(c) >= 0x20) {
+      out += c;
     }
   }
   return out;

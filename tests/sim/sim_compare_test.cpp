@@ -7,10 +7,11 @@
 //   from the two servers' service-time distributions (the network's delays are the same in both
 //   and cancel), in at least 93% of the pairs;
 // - A/B: a service time 20% slower is a regression at p50 in at least 19 of 20 pairs, and a
-//   300 ms stall added to the candidate a regression at p99;
+//   300 ms stall every 2 s added to the candidate a regression at p99;
 // - the verdict's exit codes: 3 for a regression, 4 when a run is invalid, and the refusal of
 //   runs whose workloads differ.
-// SIM_SEEDS scales the pair counts (make test-full); the defaults hold what the issue asks.
+// make test runs 40 pairs of the statistical cases; make test-full (FULL=1 or SIM_SEEDS) or
+// SIM_PAIRS=200 runs the 200 the claims are about (pairs_to_run).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -129,8 +130,10 @@ bool independent_method_calls_p99(const cli_result& base, const cli_result& cand
   const auto c = analysis::binomial_interval(hc, 99);
   if (!b || !c) return false;
   // Each interval's half width as 1.96 standard errors; one-sided at 5%, as compare's test is.
-  const double se = std::hypot(static_cast<double>(b->width()), static_cast<double>(c->width())) / (2 * 1.96);
-  const double excess = static_cast<double>(hc.value_at_percentile(99)) - 1.05 * static_cast<double>(hb.value_at_percentile(99));
+  const double se =
+      std::hypot(static_cast<double>(b->width()), static_cast<double>(c->width())) / (2 * 1.96);
+  const double excess = static_cast<double>(hc.value_at_percentile(99)) -
+                        1.05 * static_cast<double>(hb.value_at_percentile(99));
   return excess > 1.645 * se;
 }
 
@@ -155,8 +158,12 @@ TEST(sim_compare, runs_of_one_server_rarely_call_a_regression) {
   RecordProperty("false_alarm_pairs", static_cast<int>(false_alarms));
   std::printf("A/A: a regression called in %zu of %zu pairs (at p99 by independent samples: %zu)\n",
               false_alarms, pairs.size(), independent_alarms);
-  EXPECT_GT(static_cast<double>(independent_alarms), 0.05 * static_cast<double>(pairs.size()))
-      << "these pairs no longer show what a method assuming independence gets wrong";
+  // Over the 200 pairs of make test-full (13 of 200 when measured); too few stalling pairs
+  // run in make test to show it.
+  if (pairs.size() >= 200) {
+    EXPECT_GT(static_cast<double>(independent_alarms), 0.05 * static_cast<double>(pairs.size()))
+        << "these pairs no longer show what a method assuming independence gets wrong";
+  }
   EXPECT_LE(static_cast<double>(false_alarms), 0.05 * static_cast<double>(pairs.size()))
       << fmt::format("{}", fmt::join(alarms, "\n"));
 }
@@ -184,18 +191,28 @@ TEST(sim_compare, the_interval_covers_the_true_change) {
           (*r)["ci95"][0].get<double>() <= truth && truth <= (*r)["ci95"][1].get<double>();
     }
   }
+  // 93% of the 200 pairs of make test-full, as claimed; over make test's 40 pairs, a coverage
+  // clearly below the nominal 95% (2.33 binomial standard deviations, one-sided 1%).
+  const double n_pairs = static_cast<double>(pairs.size());
+  const double at_least = pairs.size() >= 200
+                              ? 0.93 * n_pairs
+                              : 0.95 * n_pairs - 2.33 * std::sqrt(n_pairs * 0.95 * 0.05);
   for (const auto& [metric, n] : covered) {
     std::printf("coverage at %s: %zu of %zu pairs\n", metric.c_str(), n, pairs.size());
-    EXPECT_GE(static_cast<double>(n), 0.93 * static_cast<double>(pairs.size())) << metric;
+    EXPECT_GE(static_cast<double>(n), at_least) << metric;
   }
 }
 
 TEST(sim_compare, a_service_time_20_percent_slower_is_a_regression_at_p50) {
   int regressions = 0;
   for (std::uint64_t i = 1; i <= 20; ++i) {
-    const auto c = compare(simulated_run(exponential(milliseconds(2)), 9000 + 2 * i, "100", "30s"),
-                           simulated_run(exponential(microseconds(2400)), 9001 + 2 * i, "100", "30s"));
-    regressions += (*row_of(c.doc, "p50"))["verdict"] == "regression";
+    const auto c =
+        compare(simulated_run(exponential(milliseconds(2)), 9000 + 2 * i, "300", "20s"),
+                simulated_run(exponential(microseconds(2400)), 9001 + 2 * i, "300", "20s"));
+    const json& p50 = *row_of(c.doc, "p50");
+    regressions += p50["verdict"] == "regression";
+    if (p50["verdict"] != "regression")
+      std::printf("pair %zu: %s\n", static_cast<std::size_t>(i), p50.dump().c_str());
     EXPECT_EQ(c.exit_code, any_regression(c.doc) ? 3 : 0);
   }
   EXPECT_GE(regressions, 19);
@@ -207,7 +224,8 @@ TEST(sim_compare, a_service_time_20_percent_slower_is_a_regression_at_p50) {
 TEST(sim_compare, a_300ms_stall_in_the_candidate_is_a_regression_at_p99) {
   server_script stalling = exponential(milliseconds(2));
   for (int period = 0; period < 5; ++period)
-    stalling.stalls.push_back({milliseconds(period * 2000 + 1700), milliseconds(period * 2000 + 2000)});
+    stalling.stalls.push_back(
+        {milliseconds(period * 2000 + 1700), milliseconds(period * 2000 + 2000)});
   const auto c =
       compare(simulated_run(exponential(milliseconds(2)), 11), simulated_run(stalling, 12));
   EXPECT_EQ((*row_of(c.doc, "p99"))["verdict"], "regression") << c.doc["rows"].dump(1);
