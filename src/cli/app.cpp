@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cli/command.hpp"
+#include "cli/compare_command.hpp"
 #include "cli/demo_command.hpp"
 #include "cli/k8s_manifest_command.hpp"
 #include "cli/merge_command.hpp"
@@ -111,6 +112,9 @@ void add_run_options(CLI::App& cmd, run_options& o) {
       ->check(not_empty);
   cmd.add_option("--timeline", o.timeline_out, "write one CSV row per second to FILE.csv")
       ->check(not_empty);
+  cmd.add_option("--junit", o.junit_out,
+                 "write JUnit XML to FILE: one testcase per SLO and per gating validity check")
+      ->check(not_empty);
   cmd.add_flag("--progress", o.progress,
                "print a progress line every 10s when stderr is not a terminal");
   cmd.add_flag("-q,--quiet", o.quiet, "no progress output: only the final report and errors");
@@ -178,6 +182,9 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
       ->capture_default_str();
   cmd->add_option("--service-time", options->service_text,
                   "delay before each response: fixed (200us) or exponential (exp:200us)");
+  cmd->add_option("--cpu-per-request", options->cpu_text,
+                  "burn this much CPU on the serving thread for each request (e.g. 1ms), so the "
+                  "server answers at most --threads / DURATION requests per second");
   cmd->add_option("--seed", c.seed, "seed of exponential service times and of faults")
       ->capture_default_str();
   cmd->add_option("--body-size", c.body_size, "bytes of the response body")
@@ -282,6 +289,9 @@ void add_merge_command(CLI::App& app, command_runner& chosen) {
       ->allow_extra_args(false);
   cmd->add_option("--slo-bound", options->slo_bound,
                   "point (default) or upper, as run --slo-bound");
+  cmd->add_option("--junit", options->junit_out,
+                  "JSON reports: also write JUnit XML (one testcase per SLO and gating check)")
+      ->check(not_empty);
   cmd->add_option("--unit-ratio", options->unit_ratio,
                   "ratio for the max column (default: as in the inputs, else 1e6)")
       ->check(CLI::PositiveNumber);
@@ -289,6 +299,33 @@ void add_merge_command(CLI::App& app, command_runner& chosen) {
                   "how far starts and lengths may differ and still align (default 1)")
       ->check(CLI::NonNegativeNumber);
   cmd->callback([options, &chosen] { chosen = [options] { return merge_command(*options); }; });
+}
+
+void add_compare_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "compare a candidate run with a baseline (JSON reports of run or merge, each with its .hlog "
+      "beside it): did it regress by more than a threshold and more than run-to-run noise?");
+  auto o = std::make_shared<compare_command_options>();
+  cmd->add_option("base", o->base, "the baseline's JSON report")->required();
+  cmd->add_option("candidate", o->candidate, "the candidate's JSON report")->required();
+  cmd->add_option("--view", o->view, "response_time (default) or service_time");
+  cmd->add_option("--max-regression", o->max_regression,
+                  "what counts as a regression, e.g. 'p99:+10%,p50:+2ms,errors:+0.5%' (default: "
+                  "+5% at p50, p90, p99, p99.9; errors +0.5 percentage points)");
+  cmd->add_option("--inconclusive", o->inconclusive,
+                  "warn (default: exit 0 with a warning) or fail (exit 3)");
+  cmd->add_flag("--allow-different", o->allow_different,
+                "compare runs whose workloads differ (the report says what differed)");
+  cmd->add_option("--json", o->json_out, "write the comparison as JSON to FILE (- for stdout)")
+      ->check(not_empty);
+  cmd->add_option("--markdown", o->markdown_out, "write a pull-request comment (Markdown) to FILE")
+      ->check(not_empty);
+  cmd->add_option("--html", o->html_out, "write a self-contained HTML page to FILE")
+      ->check(not_empty);
+  cmd->add_option("--junit", o->junit_out, "write JUnit XML to FILE: one testcase per row")
+      ->check(not_empty);
+  cmd->callback([o, &chosen] { chosen = [o] { return compare_command(*o); }; });
 }
 
 // The run options are `run`'s own, so they are parsed and checked exactly as `run` checks them.
@@ -394,10 +431,12 @@ int run_app(int argc, char** argv) {
   add_demo_command(app, chosen);
   add_report_command(app, chosen);
   add_merge_command(app, chosen);
+  add_compare_command(app, chosen);
   add_k8s_manifest_command(app, chosen);
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
-    const std::string message = std::string("unknown command '") + argv[1] +
-                                "' (expected run, serve, demo, report, merge or k8s-manifest)";
+    const std::string message =
+        std::string("unknown command '") + argv[1] +
+        "' (expected run, serve, demo, report, merge, compare or k8s-manifest)";
     return fail(exit_usage, message.c_str());
   }
   if (const std::string unknown = unknown_option(app, argc, argv); !unknown.empty()) {

@@ -28,9 +28,10 @@ int merge_command(const merge_command_options& o) {
   if (reports == o.inputs.size()) return merge_runs_command(o);
   if (reports > 0)
     throw usage_error("merge: give either JSON run reports or interval logs, not both");
-  if (!o.html_out.empty() || !o.timeline_out.empty() || !o.slos.empty()) {
+  if (!o.html_out.empty() || !o.timeline_out.empty() || !o.slos.empty() || !o.junit_out.empty()) {
     throw usage_error(
-        "merge: --html, --timeline and --slo apply to JSON run reports, not interval logs");
+        "merge: --html, --timeline, --slo and --junit apply to JSON run reports, not interval "
+        "logs");
   }
   hdr::merge_options options;
   options.names = o.inputs;

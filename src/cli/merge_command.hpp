@@ -17,9 +17,12 @@ struct merge_command_options {
   std::string timeline_out;
   std::vector<std::string> slos;
   std::string slo_bound = "point";
+  std::string junit_out;
 };
 
 int merge_command(const merge_command_options& o);
+// Where a JSON report's interval log is: shard-0-of-3.json -> shard-0-of-3.hlog.
+std::string log_beside(const std::string& json_path);
 // The JSON reports of shards: the merged report to `output`, its text on stdout; the exit code
 // is run's (docs/design.md, "Exit codes").
 int merge_runs_command(const merge_command_options& o);

@@ -17,15 +17,6 @@
 namespace punctual::cli {
 namespace {
 
-// shard-0-of-3.json -> shard-0-of-3.hlog
-std::string log_beside(const std::string& json_path) {
-  const auto dot = json_path.rfind('.');
-  const auto slash = json_path.rfind('/');
-  const bool has_extension =
-      dot != std::string::npos && (slash == std::string::npos || dot > slash);
-  return (has_extension ? json_path.substr(0, dot) : json_path) + ".hlog";
-}
-
 report::shard_report read_shard(const std::string& path) {
   report::shard_report s;
   s.name = path;
@@ -60,6 +51,14 @@ void resolve_names(std::vector<analysis::slo_expression>& slos, const report::sh
 
 }  // namespace
 
+std::string log_beside(const std::string& json_path) {
+  const auto dot = json_path.rfind('.');
+  const auto slash = json_path.rfind('/');
+  const bool has_extension =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  return (has_extension ? json_path.substr(0, dot) : json_path) + ".hlog";
+}
+
 int merge_runs_command(const merge_command_options& o) {
   report::merge_settings settings;
   settings.command_line = command_line();
@@ -83,6 +82,7 @@ int merge_runs_command(const merge_command_options& o) {
   // Beside the report as beside each shard's: HdrHistogram's tools read the whole run from it.
   write_file_atomically(log_beside(o.output), merged.log_text);
   write_renderings(merged.doc, o.html_out, o.timeline_out);
+  write_junit(merged.doc, "punctual merge", o.junit_out);
   return report::exit_code(merged.interrupted, merged.verdict);
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/atomic_file.hpp"
 #include "report/html_report.hpp"
+#include "report/junit.hpp"
 #include "report/timeline_csv.hpp"
 
 namespace punctual::cli {
@@ -20,6 +21,12 @@ void write_renderings(const nlohmann::ordered_json& report, const std::string& h
     report::write_timeline_csv(csv, report);
     write_file_atomically(timeline_path, csv.str());
   }
+}
+
+void write_junit(const nlohmann::ordered_json& report, const std::string& suite,
+                 const std::string& junit_path) {
+  if (junit_path.empty()) return;
+  write_file_atomically(junit_path, report::junit_xml(suite, report::run_junit_cases(report)));
 }
 
 }  // namespace punctual::cli

@@ -12,5 +12,9 @@ namespace punctual::cli {
 // is not a run report.
 void write_renderings(const nlohmann::ordered_json& report, const std::string& html_path,
                       const std::string& timeline_path);
+// A run report's gates (SLOs, gating validity checks) as JUnit XML, suite `suite`; nothing when
+// the path is empty.
+void write_junit(const nlohmann::ordered_json& report, const std::string& suite,
+                 const std::string& junit_path);
 
 }  // namespace punctual::cli

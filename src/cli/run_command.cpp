@@ -214,7 +214,8 @@ namespace {
 
 void write_outputs(const run_options& o, const run_setup& setup, const engine::run_result& r,
                    const report::verdicts& verdicts, const std::string& text) {
-  if (o.json_out.empty() && o.html_out.empty() && o.timeline_out.empty()) return;
+  if (o.json_out.empty() && o.html_out.empty() && o.timeline_out.empty() && o.junit_out.empty())
+    return;
   std::ostringstream json;
   report::write_json(json, setup.config, r, verdicts, text);
   if (o.json_out == "-") {
@@ -222,8 +223,10 @@ void write_outputs(const run_options& o, const run_setup& setup, const engine::r
   } else if (!o.json_out.empty()) {
     write_file_atomically(o.json_out, json.str());
   }
-  if (o.html_out.empty() && o.timeline_out.empty()) return;
-  write_renderings(nlohmann::ordered_json::parse(json.str()), o.html_out, o.timeline_out);
+  if (o.html_out.empty() && o.timeline_out.empty() && o.junit_out.empty()) return;
+  const auto doc = nlohmann::ordered_json::parse(json.str());
+  write_renderings(doc, o.html_out, o.timeline_out);
+  write_junit(doc, "punctual run", o.junit_out);
 }
 
 }  // namespace

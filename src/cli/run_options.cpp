@@ -320,6 +320,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   check_output_path("--schedule-out", o.schedule_out, false);
   check_output_path("--html", o.html_out, false);
   check_output_path("--timeline", o.timeline_out, false);
+  check_output_path("--junit", o.junit_out, false);
   check_descriptor_limit(o.connections);
   std::optional<scenario::scenario_file> file;
   if (!o.scenario_file.empty()) file = load_scenario_options(o);

@@ -51,6 +51,7 @@ struct run_options {
   std::string hgrm_out;
   std::string html_out;      // --html FILE: the self-contained report, from the JSON report
   std::string timeline_out;  // --timeline FILE.csv: series.per_second as CSV
+  std::string junit_out;     // --junit FILE: the SLOs and gating checks as JUnit XML
   bool progress = false;     // --progress: plain progress lines every 10 s when not on a terminal
   bool quiet = false;        // --quiet: no progress at all
   std::string model = "open";

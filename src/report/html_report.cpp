@@ -47,14 +47,6 @@ constexpr std::string_view html_css =
 constexpr std::string_view html_outcome_names[] = {
     "ok", "http_error", "socket_error", "timeout", "dropped", "skipped", "unfinished"};
 
-void html_page_start(std::string& out, std::string_view title) {
-  fmt::format_to(std::back_inserter(out),
-                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta "
-                 "name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{0}"
-                 "</title><style>{1}</style></head><body>\n<h1>{0}</h1>\n",
-                 xml_escape(title), html_css);
-}
-
 // One label/value pair of the workload's grid; `wide` takes the rest of the line.
 void html_fact(std::string& out, std::string_view key, std::string_view value_html,
                bool wide = false) {
@@ -455,6 +447,14 @@ void html_demo_table(std::string& out, const html_json& columns) {
 }
 
 }  // namespace
+
+void html_page_start(std::string& out, std::string_view title) {
+  fmt::format_to(std::back_inserter(out),
+                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta "
+                 "name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{0}"
+                 "</title><style>{1}</style></head><body>\n<h1>{0}</h1>\n",
+                 xml_escape(title), html_css);
+}
 
 const html_json* html_find(const html_json& j, std::string_view key) {
   if (!j.is_object()) return nullptr;

@@ -43,6 +43,8 @@ double html_row_middle_s(const html_json& row, double interval_s);
 // Where the last of `rows` ends: the x axis of every chart over time reaches it.
 double html_rows_end_s(const html_json& rows, double interval_s);
 
+// <!DOCTYPE html> up to the page's <h1>: the house style, inline, so the page fetches nothing.
+void html_page_start(std::string& out, std::string_view title);
 void html_chart(std::string& out, const chart_spec& chart, std::string_view caption);
 void html_note(std::string& out, std::string_view text);
 

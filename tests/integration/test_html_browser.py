@@ -58,6 +58,11 @@ RUN_CHARTS = {  # svg id -> series (data-series) that must be drawn
     "latency-over-time": ("response p99",),
     "load-over-time": ("planned", "sent", "completed"),
 }
+COMPARE_CHARTS = {  # svg id -> series of `punctual compare --html`
+    "compare-spectra": ("base", "candidate"),
+    "compare-change": ("base", "candidate", "base + low end of the change",
+                       "base + high end of the change", "base + threshold"),
+}
 DEMO_SERIES = ("closed (as wrk)", "closed, reconstructed", "open (punctual)", "truth (from stall log)")
 
 
@@ -502,7 +507,8 @@ def make_run_page(binary, work, pages):
     with harness.punctual_serve(binary, "--host", "127.0.0.1", "--stall-at", "1500ms:400ms",
                                 "--stall-log", os.path.join(d, "stall.jsonl"), "--duration", "20s") as srv:
         cmd = [binary, "run", "-t1", "-c10", "-R500", "-d4s", "--json", json_path,
-               "--html", html_path, "--hgrm", os.path.join(d, "run.hgrm"), srv.url("/")]
+               "--html", html_path, "--hgrm", os.path.join(d, "run.hgrm"),
+               "--hlog", os.path.join(d, "run.hlog"), srv.url("/")]
         started = time.monotonic()
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=d)
         wall = time.monotonic() - started
@@ -521,6 +527,33 @@ def make_run_page(binary, work, pages):
     page = Page("run", html_path, json_path)
     page.report = report
     pages["run"] = page
+
+
+def make_compare_page(binary, work, pages):
+    """`punctual compare run.json run.json --html`: the run against itself (one workload, no
+    second run needed), so the page has both spectra and every row."""
+    run = pages["run"]
+    html_path = os.path.join(work, "run", "compare.html")
+    json_path = os.path.join(work, "run", "compare.json")
+    cp = subprocess.run([binary, "compare", run.json, run.json, "--html", html_path, "--json", json_path],
+                        capture_output=True, text=True, timeout=60)
+    check(cp.returncode in (0, 4), f"compare exited {cp.returncode}: {cp.stderr[-800:]}")
+    check(os.path.exists(html_path), f"no compare.html written: {cp.stderr[-800:]}")
+    page = Page("compare", html_path, json_path)
+    with open(json_path, encoding="utf-8") as f:
+        page.report = json.load(f)
+    pages["compare"] = page
+
+
+def check_compare_dom(page):
+    for chart_id, wanted in COMPARE_CHARTS.items():
+        svg = chart(page.dom, chart_id)
+        paths = series_paths(svg)
+        for name in wanted:
+            check(name in paths, f"#{chart_id}: no series {name!r} (has {sorted(paths)})")
+            check(len(path_points(paths[name])) >= 2, f"#{chart_id}: series {name!r} has < 2 points")
+    verdicts = [n.text() for n in page.dom.find_all("div") if n.attrs.get("id") == "verdict"]
+    check_eq(verdicts, [page.report["verdict"]["line"]], "the verdict line")
 
 
 def start_demo(binary, work):
@@ -816,6 +849,13 @@ def main():
         if "run" in pages:
             checks.run("chromium renders run.html (screenshot, DOM, layout)",
                        lambda: (render(chromium, work, {"run": pages["run"]}), rendered.append("run")))
+        if "run" in pages:
+            checks.run("punctual compare run.json run.json writes compare.html", make_compare_page,
+                       binary, work, pages)
+        if "compare" in pages:
+            checks.run("chromium renders compare.html (screenshot, DOM, layout)",
+                       lambda: (render(chromium, work, {"compare": pages["compare"]}),
+                                rendered.append("compare")))
         checks.run("punctual demo writes demo.json and demo.html", make_demo_page, demo, pages)
         if "demo" in pages:
             checks.run("chromium renders demo.html (screenshot, DOM, layout)",
@@ -831,7 +871,7 @@ def main():
             checks.run(f"{name}: no request left the file (network log)", check_netlog, page)
             checks.run(f"{name}: no console error or uncaught exception", check_console, page)
             checks.run(f"{name}: screenshot {WINDOW} is not blank", check_not_blank, page.shot["png"],
-                       ("#1f77b4", "#e07b00") if page.tag == "demo" else ())
+                       ("#1f77b4", "#e07b00") if page.tag in ("demo", "compare") else ())
             checks.run(f"{name}: labels inside their charts, none overlapping", check_layout, page)
             if page.tag == "run":
                 checks.run(f"{name}: charts {', '.join(RUN_CHARTS)} with their series", check_run_dom, page)
@@ -843,6 +883,9 @@ def main():
                            check_load, page)
                 checks.run(f"{name}: spectrum points are the .hgrm's percentile iteration",
                            check_spectrum, page)
+            elif page.tag == "compare":
+                checks.run(f"{name}: charts {', '.join(COMPARE_CHARTS)} with their series, the verdict",
+                           check_compare_dom, page)
             else:
                 checks.run(f"{name}: spectrum with the four views", check_demo_dom, page)
         print(f"     screenshots were in {work} (removed); wall time {time.monotonic() - started:.1f} s",
