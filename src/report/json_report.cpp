@@ -114,7 +114,8 @@ json generator_json(const run::result& r) {
                        {"planned", w.planned},
                        {"sent_for_others", w.sent_for_others},
                        {"claimed_away", w.claimed_away},
-                       {"outcomes", w.outcomes}});
+                       {"outcomes", w.outcomes},
+                       {"longest_wake_lateness_ns", w.longest_wake_lateness.count()}});
     sent_for_others += w.sent_for_others;
   }
   return json{{"workers", workers}, {"sent_for_others", sent_for_others}};

@@ -62,6 +62,9 @@ TEST(sim_claims, a_frozen_workers_due_requests_are_sent_by_the_other_within_the_
   EXPECT_EQ(w0.claimed_out, 20u);
   EXPECT_EQ(w1.claimed_in, 20u);
   EXPECT_EQ(w0.claimed_in + w1.claimed_out, 0u);
+  // The pause shows from inside worker 0: a wake-up nearly the freeze's length late.
+  EXPECT_GE(sim->result().workers[0].longest_wake_lateness, freeze.length - milliseconds(1));
+  EXPECT_LT(sim->result().workers[1].longest_wake_lateness, microseconds(100));
   // The server's log holds each request index exactly once.
   std::map<std::uint64_t, int> served;
   for (const auto& s : sim->sent()) {
@@ -111,16 +114,15 @@ TEST(sim_claims, random_pauses_never_send_twice_nor_lose_a_request) {
     const std::int64_t span = (s.config.warmup + s.config.duration).count();
     for (int i = between(1, 6); i > 0; --i) {
       s.pauses.push_back({static_cast<std::uint32_t>(between(0, threads - 1)),
-                          nanoseconds{between(0, span)},
-                          microseconds(between(100, 20'000))});
+                          nanoseconds{between(0, span)}, microseconds(between(100, 20'000))});
     }
     if (between(0, 9) == 0) s.interrupt_at = nanoseconds{between(0, span)};
     simulation sim(s);
     if (!sim.run()) continue;
     const auto problems = check_run(sim);
     if (problems.empty()) continue;
-    ADD_FAILURE() << "seed " << seed << describe(problems, 4)
-                  << "\n  replay: SIM_SEED=" << seed << " ctest -R sim_claims --output-on-failure";
+    ADD_FAILURE() << "seed " << seed << describe(problems, 4) << "\n  replay: SIM_SEED=" << seed
+                  << " ctest -R sim_claims --output-on-failure";
     if (++failed == 3) break;
   }
 }

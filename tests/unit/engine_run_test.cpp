@@ -112,7 +112,8 @@ TEST(engine_run, owners_and_claimers_racing_send_each_request_once) {
     EXPECT_EQ(c.attempts.first, c.planned);
     EXPECT_EQ(c.claimed_in, c.claimed_out);
     EXPECT_GT(c.claimed_in, 0u);
-    for (const auto& w : r.workers) EXPECT_EQ(w.planned + w.sent_for_others - w.claimed_away, w.outcomes);
+    for (const auto& w : r.workers)
+      EXPECT_EQ(w.planned + w.sent_for_others - w.claimed_away, w.outcomes);
   }
 }
 
