@@ -5,6 +5,11 @@
 # warns. Every run that is not valid is listed with the gating checks it failed.
 #
 #   PUNCTUAL=build/punctual RUNS=20 PORT=18481 bash bench/soak.sh
+#   ARGS="-R1000 -d3s --slo p99<=100ms" bash bench/soak.sh     # other run options
+#   ARGS="-c10 -d10s -R2000 --no-claims" bash bench/soak.sh    # a paused worker's requests wait
+#
+# Each run's line also says how many due requests one worker sent for another that was paused
+# (claims) and the longest a claimed request had waited past its intended time.
 #
 # Not part of `make test` (it takes RUNS x ~11 s). Results go to bench/results/soak-<time>/.
 set -euo pipefail
@@ -12,6 +17,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 punctual="${PUNCTUAL:-$here/../build/punctual}"
 runs="${RUNS:-20}"
+read -r -a args <<<"${ARGS:--c10 -d10s -R2000}"
 port="${PORT:-18481}"
 out="$here/results/soak-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out/nginx"
@@ -29,11 +35,11 @@ for _ in $(seq 50); do
 done
 
 url="http://127.0.0.1:$port/"
-echo "soak: $runs runs of 'punctual run -c10 -d10s -R2000 $url'; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "soak: $runs runs of 'punctual run ${args[*]} $url'; load $(cut -d' ' -f1-3 /proc/loadavg)"
 valid=0
 for i in $(seq "$runs"); do
   set +e
-  "$punctual" run -c10 -d10s -R2000 --json "$out/run-$i.json" "$url" >"$out/run-$i.txt" 2>&1
+  "$punctual" run "${args[@]}" --json "$out/run-$i.json" "$url" >"$out/run-$i.txt" 2>&1
   rc=$?
   set -e
   summary="$(python3 - "$out/run-$i.json" <<'PY'
@@ -43,8 +49,9 @@ checks = {c["name"]: c for c in r["validity"]["checks"]}
 failed = [n for n, c in checks.items() if c["level"] == "gating" and not c["pass"]]
 warned = [n for n, c in checks.items() if c["level"] == "warning" and not c["pass"]]
 lag = r["latency"]["send_lag"]["percentiles_ns"]
+claimed = r["generator"].get("sent_for_others", 0)
 print(f"send lag p99 {lag['99'] / 1e3:.0f}us p99.9 {lag['99.9'] / 1e3:.0f}us max {lag['100'] / 1e3:.0f}us;"
-      f" failed {failed or '-'}; warned {warned or '-'}")
+      f" sent for a paused worker {claimed}; failed {failed or '-'}; warned {warned or '-'}")
 PY
 )"
   [[ $rc -eq 0 ]] && valid=$((valid + 1))

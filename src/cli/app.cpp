@@ -74,6 +74,8 @@ void add_run_options(CLI::App& cmd, run_options& o) {
                  "bound on one connect (default: --timeout)");
   cmd.add_option("--precision", o.precision, "fine (default), spin or coarse");
   cmd.add_flag("--no-keepalive", o.no_keepalive, "one request per connection");
+  cmd.add_flag("--no-claims", o.no_claims,
+               "a paused worker's due requests wait for it (to compare; claims are on by default)");
   cmd.add_option(
       "--http", o.http,
       "1.1 (default), 2 (h2 over https by ALPN, h2c with prior knowledge over http), or auto "

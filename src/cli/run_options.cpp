@@ -335,6 +335,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   c.max_queue = o.max_queue;
   c.precision = parse_precision(o.precision);
   c.keep_alive = !o.no_keepalive;
+  c.claims = !o.no_claims;
   for (const auto& r : parse_status_ranges("--expect-status", o.expect_status)) {
     for (int code = r.low; code <= r.high; ++code)
       c.expected_status.set(static_cast<std::size_t>(code));

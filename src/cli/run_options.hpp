@@ -29,6 +29,7 @@ struct run_options {
   std::string connect_timeout;
   std::string precision = "fine";
   bool no_keepalive = false;
+  bool no_claims = false;
   std::string http = "1.1";         // --http 1.1|2|auto
   std::uint32_t max_streams = 100;  // --max-streams: HTTP/2 streams per connection
   bool max_streams_given = false;

@@ -26,6 +26,8 @@ class arrivals {
   void cut(nanoseconds at) noexcept { end_ = std::min(end_, std::max(at, start_)); }
 
   bool over() const noexcept { return !has_next_ || at() >= end_; }
+  // No entry left at all, whatever the window (an interruption's cut does not end the stream).
+  bool exhausted() const noexcept { return !has_next_; }
   bool due(nanoseconds now) const noexcept { return !over() && at() <= now; }
   // The next entry and when it is intended (valid unless over()).
   const schedule::entry& next() const noexcept { return next_; }

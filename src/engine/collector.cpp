@@ -150,7 +150,12 @@ void run_collector::add_up() {
     result_.warmup.views.add(r.warmup().views);
     result_.load.add(r.load());
     result_.send_gaps.add(r.send_gaps());
-    result_.workers.push_back(w->stats());
+    run::worker_stats& stats = result_.workers.emplace_back(w->stats());
+    const record::counters& c = r.measured_counts();
+    stats.planned = c.planned;
+    stats.sent_for_others = c.claimed_in;
+    stats.claimed_away = c.claimed_out;
+    stats.outcomes = c.outcome_total();
     result_.worst_second_lost += w->recorder().seconds().lost();
     add_steps(result_.steps, r.steps());
     if (!result_.tls && w->first_tls()) {

@@ -9,14 +9,16 @@
 namespace punctual::engine {
 
 std::unique_ptr<load_model> make_load_model(const run_config& config, std::uint32_t worker,
-                                            std::uint32_t slots, const request_source& requests) {
+                                            std::uint32_t slots, const request_source& requests,
+                                            claim_board* claims) {
   struct maker {
     const run_config& config;
     std::uint32_t worker;
     std::uint32_t slots;
     const request_source& requests;
+    claim_board* claims;
     std::unique_ptr<load_model> operator()(const run::open_model& m) const {
-      return std::make_unique<open_load>(m.plan, worker, requests);
+      return std::make_unique<open_load>(m.plan, worker, requests, claims);
     }
     std::unique_ptr<load_model> operator()(const run::closed_model& m) const {
       return std::make_unique<closed_load>(m.think, slots, requests);
@@ -25,7 +27,7 @@ std::unique_ptr<load_model> make_load_model(const run_config& config, std::uint3
       return std::make_unique<hybrid_load>(config, worker, slots, requests);
     }
   };
-  return std::visit(maker{config, worker, slots, requests}, config.model);
+  return std::visit(maker{config, worker, slots, requests, claims}, config.model);
 }
 
 }  // namespace punctual::engine

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/claims.hpp"
 #include "engine/config.hpp"
 #include "engine/request_source.hpp"
 #include "record/outcome.hpp"
@@ -36,6 +37,9 @@ class model_host {
   // reconnect backoff when it is closed after a failed connect, nanoseconds::max() when only an
   // event (a response, a set-up) can free it.
   virtual nanoseconds slot_ready_at(std::uint32_t slot, nanoseconds now) const noexcept = 0;
+  // When this worker would send a request due at `due` (its coarse tick, or `due` itself): a
+  // claimer counts the steal threshold from there (claims.hpp).
+  virtual nanoseconds send_instant(nanoseconds due) const noexcept = 0;
 
  protected:
   ~model_host() = default;
@@ -111,8 +115,10 @@ class source_requests : public load_model {
   const request_source& requests_;
 };
 
-// The model `config` names, for worker `worker` with `slots` request slots.
+// The model `config` names, for worker `worker` with `slots` request slots; `claims`: the
+// shard's claim board, or null.
 std::unique_ptr<load_model> make_load_model(const run_config& config, std::uint32_t worker,
-                                            std::uint32_t slots, const request_source& requests);
+                                            std::uint32_t slots, const request_source& requests,
+                                            claim_board* claims = nullptr);
 
 }  // namespace punctual::engine

@@ -1,44 +1,59 @@
 // The open model (docs/design.md, "Workload models"): request i is due at its intended time from
 // the schedule, whatever the server does, and is the request the request source names for i. An
 // outcome leads to nothing, and a response may always wait unread for the next due wake-up.
+// With a claim board (claims.hpp), a worker takes each of its own requests through it, and sends
+// another worker's request that is due past the steal threshold, as its owner would have.
 #pragma once
 
+#include <vector>
+
 #include "engine/arrivals.hpp"
+#include "engine/claims.hpp"
 #include "engine/load_model.hpp"
 
 namespace punctual::engine {
 
 class open_load final : public source_requests {
  public:
-  open_load(const schedule::plan& plan, std::uint32_t worker, const request_source& requests)
-      : source_requests(requests),
-        arrivals_(plan, worker),
-        // With constant arrivals every wait has the same length; Poisson and trace gaps have
-        // every length (the pacer's early wake-ups, pacer.hpp).
-        uneven_(plan.arrival != schedule::arrival_kind::constant),
-        fits_send_gaps_(plan.fixed_poisson()) {}
+  // `board`: the shard's claim board, or null (one worker, claims off).
+  open_load(const schedule::plan& plan, std::uint32_t worker, const request_source& requests,
+            claim_board* board);
 
   model_traits traits() const noexcept override { return {false, true, uneven_, false}; }
-  void start(model_host& host, nanoseconds start, nanoseconds window_end) override {
-    host_ = &host;
-    recorder_ = &host.recorder();
-    // Only a fixed-rate Poisson run's first-attempt sends follow a law their gaps can be fitted
-    // to (run::config::sends_fixed_poisson); the gap histogram costs a cache miss per request.
-    if (fits_send_gaps_) recorder_->keep_send_gaps();
-    arrivals_.start(start, window_end);
-  }
+  void start(model_host& host, nanoseconds start, nanoseconds window_end) override;
   void dispatch(nanoseconds now) override;
-  nanoseconds next_due(nanoseconds) const noexcept override { return arrivals_.next_due(); }
+  nanoseconds next_due(nanoseconds) const noexcept override {
+    return std::min(arrivals_.next_due(), recheck_at_);
+  }
   bool idle(nanoseconds) const noexcept override { return arrivals_.over(); }
   void on_final(const record::request_times&, record::outcome, nanoseconds) noexcept override {}
   bool reads_may_wait() const noexcept override { return true; }
-  void interrupt(nanoseconds at) override { arrivals_.cut(at); }
-  void finish() override {}
+  void interrupt(nanoseconds at) override;
+  void finish() override;
 
  private:
+  // Another worker's requests, walked as far as its lane says they were taken.
+  struct other {
+    std::uint32_t worker;
+    arrivals stream;
+    std::uint64_t position = 0;  // entries of `stream` passed
+  };
+  record::request_times times_of(const arrivals& a) const noexcept;
+  void pass_claimed(std::uint64_t taken);
+  void publish() noexcept;
+  void claim(nanoseconds now);
+  bool claim_next(other& o, nanoseconds now);
+
   arrivals arrivals_;
   bool uneven_;
   bool fits_send_gaps_;
+  std::uint32_t worker_;
+  claim_board* board_;
+  std::uint64_t taken_ = 0;  // own requests passed: sent, or claimed by others
+  std::vector<other> others_;
+  // An other's request that becomes claimable then, seen by the last turn (the guard may have
+  // fired for the one before it).
+  nanoseconds recheck_at_ = nanoseconds::max();
   model_host* host_ = nullptr;
   record::recorder* recorder_ = nullptr;
 };

@@ -36,10 +36,7 @@ nanoseconds pacer::until_wake(nanoseconds now, nanoseconds wake_at) const noexce
       return delta > spin_margin ? delta - spin_margin : nanoseconds{0};
     case precision_mode::coarse: {
       if (delta.count() == 0) return delta;
-      const nanoseconds since = wake_at - origin_;
-      const nanoseconds tick =
-          origin_ + (since + coarse_tick - nanoseconds{1}) / coarse_tick * coarse_tick;
-      return std::max(tick - now, nanoseconds{0});
+      return std::max(coarse_tick_at(wake_at) - now, nanoseconds{0});
     }
     case precision_mode::fine:
       break;

@@ -36,10 +36,19 @@ class pacer {
   // wake-ups land after sleeps of that length.
   void learn(nanoseconds target, nanoseconds slept, nanoseconds woke) noexcept;
 
+  // When a request due at `due` is sent if nothing holds the worker up: coarse mode's tick at or
+  // after it, else `due`.
+  nanoseconds send_instant(nanoseconds due) const noexcept {
+    return mode_ == precision_mode::coarse ? coarse_tick_at(due) : due;
+  }
+
   // The learnt lateness for a sleep of this length (fine mode's early wake-up).
   nanoseconds lateness(nanoseconds sleep) const noexcept;
 
  private:
+  nanoseconds coarse_tick_at(nanoseconds at) const noexcept {
+    return origin_ + (at - origin_ + coarse_tick - nanoseconds{1}) / coarse_tick * coarse_tick;
+  }
   nanoseconds until_wake(nanoseconds now, nanoseconds wake_at) const noexcept;
 
   precision_mode mode_;

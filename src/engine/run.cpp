@@ -29,17 +29,26 @@ load_run::load_run(const run_config& config, run_parts parts)
     : config_(config), parts_(std::move(parts)) {
   const std::uint32_t threads = config.threads;
   const std::uint32_t per_connection = config.slots_per_connection();
+  if (config.claims && threads > 1 && config.kind() == model_kind::open)
+    claims_ = std::make_unique<claim_board>(threads);
+  std::vector<net::poller*> pollers;
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.
     const std::uint32_t share =
         config.connections / threads + (w < config.connections % threads ? 1 : 0);
-    worker_parts wp{*parts_.transports,
-                    *parts_.codecs,
-                    *parts_.clock,
-                    parts_.make_poller(),
-                    make_load_model(config, w, share * per_connection, *parts_.requests),
-                    parts_.tap};
+    worker_parts wp{
+        *parts_.transports,
+        *parts_.codecs,
+        *parts_.clock,
+        parts_.make_poller(),
+        make_load_model(config, w, share * per_connection, *parts_.requests, claims_.get()),
+        parts_.tap};
+    pollers.push_back(wp.poller.get());
     workers_.push_back(std::make_unique<worker>(config, w, share, std::move(wp)));
+  }
+  // Each worker's guard timer is on the next worker's poller.
+  if (claims_) {
+    for (std::uint32_t w = 0; w < threads; ++w) claims_->set_guard(w, pollers[(w + 1) % threads]);
   }
 }
 

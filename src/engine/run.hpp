@@ -44,6 +44,8 @@ class load_run {
   std::vector<std::unique_ptr<worker>>& workers() noexcept { return workers_; }
   const run_control& control() const noexcept { return control_; }
   const net::clock& clock() const noexcept { return *parts_.clock; }
+  // The shard's claim board (null: one worker, or claims off).
+  claim_board* claims() noexcept { return claims_.get(); }
 
  private:
   void wait_for_start(nanoseconds until_unix) const noexcept;
@@ -53,6 +55,8 @@ class load_run {
   run_parts parts_;
   run_control control_;
   net::clock_mapping start_{};
+  // Open model, more than one worker, claims on: the shard's claim board (claims.hpp).
+  std::unique_ptr<claim_board> claims_;
   std::vector<std::unique_ptr<worker>> workers_;
 };
 

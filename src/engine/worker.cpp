@@ -135,10 +135,15 @@ bool worker::turn() {
 
 void worker::wait_and_handle() {
   const net::waited w = poller_->wait(plan_);
-  if (plan_.timer_sleep.count() > 0)
+  // How a pause shows from inside: a timed wake-up that landed long after the instant asked for.
+  nanoseconds& longest = stats_.longest_wake_lateness;
+  if (plan_.timer_sleep.count() > 0) {
     pacer_.learn(turn_at_ + plan_.timer_sleep, plan_.timer_sleep, w.timer_woke);
+    longest = std::max(longest, w.timer_woke - (turn_at_ + plan_.timer_sleep));
+  }
   if (plan_.socket_wait.count() > 0 && w.timed_out) {
     pacer_.learn(turn_at_ + plan_.socket_wait, plan_.socket_wait, w.woke);
+    longest = std::max(longest, w.woke - (turn_at_ + plan_.socket_wait));
   }
   to_mono_.refresh_every(clock_, clock_remap, w.woke);
   ++stats_.wakeups;

@@ -87,6 +87,9 @@ class worker final : private model_host, private record::outcome_listener {
   void dispatched(record::request_times& t, nanoseconds now) override;
   void enqueue(const record::request_times& t, nanoseconds now) override;
   nanoseconds slot_ready_at(std::uint32_t slot, nanoseconds now) const noexcept override;
+  nanoseconds send_instant(nanoseconds due) const noexcept override {
+    return pacer_.send_instant(due);
+  }
   // outcome_listener: every final outcome goes on to the model (and the tap).
   void on_final(const record::request_times& t, record::outcome o,
                 nanoseconds at) noexcept override;

@@ -2,9 +2,12 @@
 // the wake-up eventfd for the timer sleeps in which responses wait unread (their receive stamps
 // date them), and a spin on the clock.
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <stdexcept>
 #include <system_error>
 
@@ -15,6 +18,7 @@ namespace punctual::net {
 namespace {
 
 constexpr std::uint64_t wake_token = ~std::uint64_t{0};
+constexpr std::uint64_t guard_token = ~std::uint64_t{1};
 
 inline void spin_pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -25,12 +29,20 @@ inline void spin_pause() noexcept {
 class epoll_poller final : public poller {
  public:
   explicit epoll_poller(const clock& c)
-      : clock_(c), wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+      : clock_(c),
+        wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+        guard_fd_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) {
     if (wake_fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd");
-    sockets_.add(wake_fd_, EPOLLIN, wake_token);
-    ticks_.add(wake_fd_, EPOLLIN, wake_token);
+    if (guard_fd_ < 0) throw std::system_error(errno, std::generic_category(), "timerfd_create");
+    for (auto* loop : {&sockets_, &ticks_}) {
+      loop->add(wake_fd_, EPOLLIN, wake_token);
+      loop->add(guard_fd_, EPOLLIN, guard_token);
+    }
   }
-  ~epoll_poller() override { ::close(wake_fd_); }
+  ~epoll_poller() override {
+    ::close(wake_fd_);
+    ::close(guard_fd_);
+  }
 
   bool add(int fd, std::uint32_t events, std::uint64_t token) noexcept override {
     return sockets_.add(fd, events, token);
@@ -48,7 +60,12 @@ class epoll_poller final : public poller {
       w.timer_woke = clock_.now();
     }
     if (plan.spin) {
-      while (clock_.now() < plan.due) spin_pause();
+      // A guard that fires ends the spin too: its timer cannot be seen without a system call,
+      // its instant can.
+      const auto until = [this, due = plan.due] {
+        return std::min(due, nanoseconds{guard_at_.load(std::memory_order_relaxed)});
+      };
+      while (clock_.now() < until()) spin_pause();
     }
     const auto ready = sockets_.wait(events_, plan.socket_wait);
     w.woke = clock_.now();
@@ -66,16 +83,30 @@ class epoll_poller final : public poller {
     [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
   }
 
+  void guard(nanoseconds at) noexcept override {
+    guard_at_.store(at.count(), std::memory_order_relaxed);
+    itimerspec spec{};  // all zero: disarmed
+    if (at != nanoseconds::max()) {
+      // 0 would disarm: an instant already past fires at once as the earliest one can.
+      const std::int64_t ns = std::max<std::int64_t>(at.count(), 1);
+      spec.it_value = {static_cast<time_t>(ns / 1'000'000'000),
+                       static_cast<long>(ns % 1'000'000'000)};
+    }
+    [[maybe_unused]] const int r = timerfd_settime(guard_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
+  }
+
   std::uint64_t sleeps() const noexcept override { return sockets_.sleeps() + ticks_.sleeps(); }
 
  private:
-  // Drains the eventfd if it is among `ready`, and returns the sockets' events alone.
+  // Drains the eventfd and the guard timer if they are among `ready`, and returns the sockets'
+  // events alone.
   std::span<epoll_event> without_wake(std::span<epoll_event> ready) noexcept {
     std::size_t kept = 0;
     for (const auto& ev : ready) {
-      if (ev.data.u64 == wake_token) {
+      if (ev.data.u64 == wake_token || ev.data.u64 == guard_token) {
         std::uint64_t drained = 0;
-        [[maybe_unused]] const auto n = ::read(wake_fd_, &drained, sizeof drained);
+        const int fd = ev.data.u64 == wake_token ? wake_fd_ : guard_fd_;
+        [[maybe_unused]] const auto n = ::read(fd, &drained, sizeof drained);
         continue;
       }
       ready[kept++] = ev;
@@ -87,6 +118,8 @@ class epoll_poller final : public poller {
   event_loop sockets_;
   event_loop ticks_;
   int wake_fd_;
+  int guard_fd_;
+  std::atomic<std::int64_t> guard_at_{nanoseconds::max().count()};
   std::array<epoll_event, 256> events_{};
 };
 

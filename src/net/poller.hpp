@@ -54,6 +54,10 @@ class poller {
   virtual std::span<epoll_event> wait_for(nanoseconds timeout) noexcept = 0;
   // Safe from any thread and from a signal handler's caller: ends the current or next wait.
   virtual void wake() noexcept = 0;
+  // A guard timer: ends the current or next wait at `at` (CLOCK_MONOTONIC), unless armed again
+  // before then; nanoseconds::max() disarms it. Safe from any thread: another worker keeps it
+  // (engine/claims.hpp). Consumed like a wake().
+  virtual void guard(nanoseconds at) noexcept = 0;
   // How many waits actually blocked: the sleeps that cost ~35 us of CPU each (docs/design.md).
   virtual std::uint64_t sleeps() const noexcept = 0;
 };

@@ -24,6 +24,8 @@ void attempt_counts::add(const attempt_counts& other) noexcept {
 
 void counters::add(const counters& other) noexcept {
   planned += other.planned;
+  claimed_in += other.claimed_in;
+  claimed_out += other.claimed_out;
   add_all(outcomes, other.outcomes);
   add_all(socket_errors, other.socket_errors);
   add_all(status, other.status);

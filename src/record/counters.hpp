@@ -25,6 +25,11 @@ struct attempt_counts {
 
 struct counters {
   std::uint64_t planned = 0;
+  // Claims (engine/claims.hpp): another worker's requests this one sent, and this one's
+  // requests another sent. Per worker, planned + claimed_in - claimed_out == the outcomes' sum;
+  // over a whole shard the two are equal.
+  std::uint64_t claimed_in = 0;
+  std::uint64_t claimed_out = 0;
   std::array<std::uint64_t, outcome_count> outcomes{};
   std::array<std::uint64_t, socket_reason_count> socket_errors{};
   std::array<std::uint64_t, 600> status{};  // indexed by HTTP status code

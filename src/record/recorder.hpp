@@ -81,6 +81,10 @@ class recorder {
   // `arrival`: false for a session's later steps, which the per-second load's `planned` (the
   // schedule check) does not count: it counts arrivals. Its `steps` counts every call.
   void on_planned(nanoseconds intended, std::uint16_t name = 0, bool arrival = true) noexcept;
+  // Claims, by the request's intended time: another worker's request this one sends (its
+  // outcome is recorded here), and one of this worker's planned requests another sends.
+  void on_claimed_in(nanoseconds intended) noexcept { counts_of(intended).claimed_in++; }
+  void on_claimed_out(nanoseconds intended) noexcept { counts_of(intended).claimed_out++; }
   // A planned step its session never started (the session ended first, or the run did).
   void on_skipped(const request_times& t) noexcept;
   // Hybrid sessions, by name (the scenario's session name), in the measured window: planned at

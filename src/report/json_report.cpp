@@ -105,14 +105,21 @@ json correction_json(const run::config& c) {
 
 json generator_json(const run::result& r) {
   json workers = json::array();
+  std::uint64_t sent_for_others = 0;
   for (const auto& w : r.workers) {
     const double busy = static_cast<double>(w.busy_wall.count());
     workers.push_back({{"cpu_ns", w.cpu.count()},
                        {"cpu_share", busy > 0 ? static_cast<double>(w.cpu.count()) / busy : 0.0},
                        {"sleeps", w.sleeps},
-                       {"wakeups", w.wakeups}});
+                       {"wakeups", w.wakeups},
+                       {"planned", w.planned},
+                       {"sent_for_others", w.sent_for_others},
+                       {"claimed_away", w.claimed_away},
+                       {"outcomes", w.outcomes},
+                       {"longest_wake_lateness_ns", w.longest_wake_lateness.count()}});
+    sent_for_others += w.sent_for_others;
   }
-  return json{{"workers", workers}};
+  return json{{"workers", workers}, {"sent_for_others", sent_for_others}};
 }
 
 // The HTTP/2 error codes by name (RFC 9113, section 7); the last entry holds any other code.

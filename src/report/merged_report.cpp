@@ -178,10 +178,12 @@ void merge_counts(const std::vector<shard_report>& shards, const merged_sums& su
 void merge_model(const std::vector<shard_report>& shards, json& doc) {
   std::uint64_t connections = 0;
   std::uint64_t threads = 0;
+  std::uint64_t sent_for_others = 0;  // claims cross workers, never shards: a sum
   json workers = json::array();
   for (const auto& s : shards) {
     connections += s.doc["model"]["connections"].get<std::uint64_t>();
     threads += s.doc["model"]["threads"].get<std::uint64_t>();
+    sent_for_others += s.doc["generator"].value("sent_for_others", std::uint64_t{0});
     for (json w : s.doc["generator"]["workers"]) {
       w["shard"] = s.doc["schedule"]["shard"]["index"];
       workers.push_back(std::move(w));
@@ -192,6 +194,7 @@ void merge_model(const std::vector<shard_report>& shards, json& doc) {
   doc["workload"]["connections"] = connections;
   doc["workload"]["threads"] = threads;
   doc["generator"]["workers"] = workers;
+  doc["generator"]["sent_for_others"] = sent_for_others;
 }
 
 void write_latency(const merged_sums& sums, const verdicts& v, json& doc) {

@@ -232,10 +232,18 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
              p99(v[record::view::connect_time]));
   double cpu_share = 0;
   std::uint64_t sleeps = 0;
+  std::uint64_t claimed = 0;
+  nanoseconds longest_pause{};
   for (const auto& w : r.workers) {
     const double busy = static_cast<double>(w.busy_wall.count());
     cpu_share = std::max(cpu_share, busy > 0 ? static_cast<double>(w.cpu.count()) / busy : 0.0);
     sleeps += w.sleeps;
+    claimed += w.sent_for_others;
+    longest_pause = std::max(longest_pause, w.longest_wake_lateness);
+  }
+  if (claimed) {
+    fmt::print(out, "claims: {} requests sent for a paused worker (longest pause {})\n", claimed,
+               analysis::duration_text(longest_pause));
   }
   const auto sent = r.measured.counts.planned + r.warmup.counts.planned;
   fmt::print(

@@ -157,6 +157,9 @@ struct config {
   nanoseconds connect_timeout{std::chrono::seconds(10)};
   std::uint64_t max_queue = 0;  // 0: unbounded (bounded in practice by the timeout)
   precision_mode precision = precision_mode::fine;
+  // An awake worker sends another's request due past the steal threshold (engine/claims.hpp);
+  // --no-claims turns that off, only to show what claims do.
+  bool claims = true;
   std::bitset<600> expected_status;  // statuses that count as ok
   nanoseconds interval{std::chrono::seconds(1)};
 

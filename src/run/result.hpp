@@ -36,6 +36,16 @@ struct worker_stats {
   std::uint64_t http1_connections = 0;
   std::uint64_t connections_opened = 0;  // connects begun, set up or not
   std::uint64_t unsolicited_closes = 0;  // HTTP/1.1: closed for bytes no request asked for
+  // The largest delay of one of its timed wake-ups past the instant it asked for: how a pause
+  // of its thread (the host took its vCPU) shows from inside.
+  nanoseconds longest_wake_lateness{};
+  // The measured window's requests, by intended time: the worker's share of the schedule, the
+  // due requests of paused workers it sent (claims, engine/claims.hpp), its own that others
+  // sent, and the outcomes it recorded. planned + sent_for_others - claimed_away == outcomes.
+  std::uint64_t planned = 0;
+  std::uint64_t sent_for_others = 0;
+  std::uint64_t claimed_away = 0;
+  std::uint64_t outcomes = 0;
 };
 
 // What the first TLS handshake negotiated (the run's connections all offer the same).

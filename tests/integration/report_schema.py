@@ -93,6 +93,11 @@ def _check_sums(report):
     if planned != outcome_sum:
         problems.append(f"report.schedule.planned: {planned}, but the outcomes add up to "
                         f"{outcome_sum} ({outcomes})")
+    for k, w in enumerate(report["generator"]["workers"]):
+        if w["planned"] + w["sent_for_others"] - w["claimed_away"] != w["outcomes"]:
+            problems.append(f"report.generator.workers[{k}]: planned {w['planned']} + sent_for_others "
+                            f"{w['sent_for_others']} - claimed_away {w['claimed_away']} is not its "
+                            f"outcomes {w['outcomes']}")
     warmup = report.get("warmup")
     if warmup is not None:
         warmup_sum = sum(warmup["outcomes"].values())

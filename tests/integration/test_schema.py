@@ -203,6 +203,10 @@ def warmup_does_not_sum(r):
     r["warmup"]["outcomes"]["ok"] -= 1
 
 
+def claims_do_not_sum(r):
+    r["generator"]["workers"][0]["sent_for_others"] += 1
+
+
 def check_level_fatal(r):
     r["validity"]["checks"][0]["level"] = "fatal"
 
@@ -247,6 +251,8 @@ MUTATIONS = (
      "outcomes.socket_error"),
     ("planned not the sum of outcomes", "open-constant", outcomes_do_not_sum, "report.schedule.planned"),
     ("warm-up planned not the sum of its outcomes", "warmup", warmup_does_not_sum, "report.warmup.planned"),
+    ("a worker's claims not adding up to its outcomes", "open-constant", claims_do_not_sum,
+     "report.generator.workers[0]"),
     ("check with level fatal", "open-constant", check_level_fatal, "report.validity.checks[0].level"),
     ("interrupted as a string", "interrupted", interrupted_as_string, "report.interrupted"),
     ("status code key not 3 digits", "open-constant", status_code_not_three_digits, "report.status_counts"),

@@ -28,6 +28,19 @@ bool measured(const simulation& sim, const record::request_times& t) {
   return t.accounted_at() >= sim.result().measure_start;
 }
 
+// Per worker, claims (engine/claims.hpp) move outcomes between workers, never planned requests:
+// planned + claimed_in - claimed_out == the sum of its outcomes; over the run, every request
+// claimed in was claimed out.
+void check_worker_sum(std::vector<std::string>& out, const std::string& what,
+                      const record::counters& c) {
+  const std::uint64_t sum = c.outcome_total();
+  if (c.planned + c.claimed_in != sum + c.claimed_out) {
+    out.push_back(
+        fmt::format("{}: planned {} + claimed in {} - claimed out {} but outcomes add up to {}",
+                    what, c.planned, c.claimed_in, c.claimed_out, sum));
+  }
+}
+
 template <typename Counts>
 void check_sum(std::vector<std::string>& out, const std::string& what, std::uint64_t planned,
                const Counts& outcomes) {
@@ -83,6 +96,21 @@ void check_connections(std::vector<std::string>& out, const simulation& sim) {
   }
 }
 
+// The open model: each request index goes out as a first attempt at most once, whichever worker
+// sent it (a claim never doubles a send).
+void check_sent_once(std::vector<std::string>& out, const simulation& sim) {
+  if (sim.settings().config.kind() != run::model_kind::open) return;
+  std::map<std::uint64_t, std::uint32_t> sender;
+  for (const auto& s : sim.sent()) {
+    if (s.t.sent.count() == 0 || s.t.attempt != 0 || s.t.resent) continue;
+    const auto [it, first] = sender.emplace(s.t.index, s.worker);
+    if (!first) {
+      out.push_back(fmt::format("request {}: sent by worker {}, then again by worker {}", s.t.index,
+                                it->second, s.worker));
+    }
+  }
+}
+
 std::vector<std::string> check_accounting(const simulation& sim) {
   std::vector<std::string> out;
   const run::result& r = sim.result();
@@ -91,9 +119,17 @@ std::vector<std::string> check_accounting(const simulation& sim) {
   check_sum(out, "the warm-up", r.warmup.counts.planned, r.warmup.counts.outcomes);
   auto& workers = const_cast<simulation&>(sim).engine().workers();
   for (std::size_t w = 0; w < workers.size(); ++w) {
-    const auto& c = workers[w]->recorder().measured_counts();
-    check_sum(out, fmt::format("worker {}", w), c.planned, c.outcomes);
+    check_worker_sum(out, fmt::format("worker {}", w), workers[w]->recorder().measured_counts());
+    check_worker_sum(out, fmt::format("worker {}'s warm-up", w),
+                     workers[w]->recorder().warmup().counts);
   }
+  for (const auto* phase : {&r.measured.counts, &r.warmup.counts}) {
+    if (phase->claimed_in != phase->claimed_out) {
+      out.push_back(fmt::format("{} requests claimed in, {} claimed out", phase->claimed_in,
+                                phase->claimed_out));
+    }
+  }
+  check_sent_once(out, sim);
   for (std::size_t n = 0; n < r.by_name.size(); ++n) {
     const std::string what = n < config.mix.size() ? config.mix[n].name : fmt::format("name {}", n);
     check_sum(out, what, r.by_name[n].planned, r.by_name[n].outcomes);
@@ -106,8 +142,10 @@ std::vector<std::string> check_accounting(const simulation& sim) {
   for (const auto& f : sim.finals()) {
     if (!measured(sim, f.t)) continue;
     // A hybrid step waiting for its user slot has no user yet; its arrival and step name it.
+    // An open model's request index is the run's: a claimed request must not end twice either.
+    const std::uint32_t by = config.kind() == run::model_kind::open ? 0 : f.worker;
     const auto key =
-        std::make_tuple(f.worker, f.t.index, f.t.arrival.count() ? 0u : f.t.user, f.t.step,
+        std::make_tuple(by, f.t.index, f.t.arrival.count() ? 0u : f.t.user, f.t.step,
                         f.t.arrival.count() ? f.t.arrival.count() : f.t.intended.count());
     if (++ends[key] == 2) out.push_back(who(f) + ": ended more than once");
     tapped[record::index(f.outcome)]++;

@@ -37,11 +37,28 @@ void sim_poller::wake() noexcept {
   if (phase_ == phase::sockets) go(phase::idle, world_.now());
 }
 
+// The guard fires at its instant (or when a pause of this worker ends) and ends the wait as a
+// wake() does, and a spin too (the real poller spins until the earlier of its due and the
+// guard's instant).
+void sim_poller::guard(nanoseconds at) noexcept {
+  const std::uint64_t g = ++guard_generation_;
+  if (at == nanoseconds::max()) return;
+  world_.at(runnable_at(std::max(at, world_.now())), [this, g] {
+    if (g != guard_generation_) return;
+    woken_ = true;
+    guarded_ = true;
+    if (phase_ == phase::timer) go(phase::spin, world_.now());
+    if (phase_ == phase::spin) go(phase::sockets, world_.now());
+    if (phase_ == phase::sockets) go(phase::idle, world_.now());
+  });
+}
+
 void sim_poller::arm(const net::wait_plan& plan, std::function<void()> then) {
   plan_ = plan;
   then_ = std::move(then);
   not_before_ = world_.now();
   woken_ = false;
+  guarded_ = false;
   timed_out_ = false;
   if (plan.timer_sleep.count() > 0 || plan.socket_wait.count() != 0) ++sleeps_;
   // Never ends within this call: the worker's next step runs from an event of its own.
@@ -64,7 +81,7 @@ void sim_poller::enter(phase p) {
     case phase::spin:
       timer_woke_ = world_.now();
       phase_ = phase::spin;
-      if (plan_.spin && plan_.due > world_.now()) return go(phase::sockets, plan_.due);
+      if (plan_.spin && plan_.due > world_.now() && !guarded_) return go(phase::sockets, plan_.due);
       [[fallthrough]];
     case phase::sockets: {
       phase_ = phase::sockets;

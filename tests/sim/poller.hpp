@@ -31,6 +31,7 @@ class sim_poller final : public net::poller {
   net::waited wait(const net::wait_plan& plan) noexcept override;
   std::span<epoll_event> wait_for(nanoseconds timeout) noexcept override;
   void wake() noexcept override;
+  void guard(nanoseconds at) noexcept override;
   std::uint64_t sleeps() const noexcept override { return sleeps_; }
 
   // A simulated transport's readiness under `token` (edge-triggered: once per arrival).
@@ -62,8 +63,10 @@ class sim_poller final : public net::poller {
   std::function<void()> then_;
   net::wait_plan plan_;
   phase phase_ = phase::idle;
+  std::uint64_t guard_generation_ = 0;  // a guard armed again makes the earlier one do nothing
   std::uint64_t generation_ = 0;  // an event of an earlier phase finds it changed and does nothing
   bool woken_ = false;            // a wake() came during this wait
+  bool guarded_ = false;          // the guard fired during this wait: no spin
   bool timed_out_ = false;
   nanoseconds not_before_{};  // when the turn that planned this wait ended (its clock)
   nanoseconds timer_woke_{};

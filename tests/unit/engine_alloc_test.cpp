@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,8 +106,11 @@ void start_server(served& s, std::vector<const char*> args = {}) {
 
 // Runs `c` at `rate_per_s` for `duration` (two workers) with the allocation counter on; the
 // worker threads' allocations, and the measured counts, whose outcomes must add up to planned.
+// `claim_ahead`: claims (engine/claims.hpp) take another worker's requests this long before
+// they are due, so that the two workers race for nearly every one.
 long counted_run(engine::run_config c, double rate_per_s, std::chrono::milliseconds duration,
-                 record::counters& counts) {
+                 record::counters& counts, std::optional<std::chrono::nanoseconds> claim_ahead = {},
+                 std::uint64_t* claimed = nullptr) {
   c.threads = 2;
   c.duration = duration;
   schedule::plan p;
@@ -115,11 +119,13 @@ long counted_run(engine::run_config c, double rate_per_s, std::chrono::milliseco
   p.workers = 2;
   *c.plan() = p;
   engine::load_run run(c, engine::system_parts(c));
+  if (claim_ahead) run.claims()->set_threshold(-*claim_ahead);
   worker_allocations = 0;
   counting = true;
   const auto r = run.execute([](std::int64_t, const record::view_set&) {});
   counting = false;
   counts = r.measured.counts;
+  if (claimed) *claimed = counts.claimed_in;
   EXPECT_EQ(counts.outcome_total(), counts.planned);
   return worker_allocations.load();
 }
@@ -182,6 +188,29 @@ TEST(engine_alloc, request_path_allocates_nothing) {
   EXPECT_EQ(r.short_planned, 1000u);
   EXPECT_EQ(r.long_planned, 3000u);
   EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per request";
+}
+
+// Claims: each worker takes the other's requests up to 1 ms before they are due, so nearly every
+// request is raced for by its owner and a claimer; neither allocates for it.
+TEST(engine_alloc, claim_path_allocates_nothing) {
+  main_thread = std::this_thread::get_id();
+  served s;
+  start_server(s);
+  ASSERT_GT(s.port, 0);
+  std::uint64_t claimed = 0;
+  const auto r = run_short_and_long([&](auto d, std::uint64_t& planned) {
+    engine::run_config c = test::loopback_get(s.port);
+    c.connections = 4;
+    record::counters counts;
+    const long allocations =
+        counted_run(c, 2000, d, counts, std::chrono::milliseconds(1), &claimed);
+    planned = counts.planned;
+    EXPECT_EQ(counts.outcomes[record::index(record::outcome::ok)], planned);
+    return allocations;
+  });
+  EXPECT_GT(claimed, r.long_planned / 10) << "the claim path hardly ran";
+  EXPECT_EQ(r.long_planned, 3 * r.short_planned);
+  EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per claim";
 }
 
 // The requests are named too (--request-id-header): each is written with its id into its

@@ -94,6 +94,29 @@ TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {
                             c.outcomes[record::index(record::outcome::timeout)]);
 }
 
+// Claims race: -t3, each worker takes the others' requests up to 1 ms before they are due, so
+// owners and claimers race on nearly every request, on real threads (and under TSan). A double
+// send would be a second outcome; a lost request, a missing one; each worker's claims add up.
+TEST(engine_run, owners_and_claimers_racing_send_each_request_once) {
+  for (int round = 0; round < 5; ++round) {
+    fixture f(model_kind::open, milliseconds(300));
+    f.config.threads = 3;
+    f.config.connections = 6;
+    *f.config.plan() = f.plan(3000);
+    load_run run(f.config, system_parts(f.config));
+    run.claims()->set_threshold(-nanoseconds(milliseconds(1)));
+    const auto r = run.execute([](std::int64_t, const record::view_set&) {});
+    const auto& c = r.measured.counts;
+    EXPECT_EQ(c.planned, 900u);
+    EXPECT_EQ(c.outcome_total(), c.planned);
+    EXPECT_EQ(c.attempts.first, c.planned);
+    EXPECT_EQ(c.claimed_in, c.claimed_out);
+    EXPECT_GT(c.claimed_in, 0u);
+    for (const auto& w : r.workers)
+      EXPECT_EQ(w.planned + w.sent_for_others - w.claimed_away, w.outcomes);
+  }
+}
+
 TEST(engine_run, closed_model_sends_only_when_answered) {
   fixture f(model_kind::closed, milliseconds(800));
   load_run run(f.config, system_parts(f.config));

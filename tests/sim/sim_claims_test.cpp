@@ -1,0 +1,131 @@
+// Claims (engine/claims.hpp): a worker frozen as a host deschedules its vCPU does not hold back
+// its due requests; another worker claims each once it is due past the steal threshold, sends it
+// on its own connection and records it. Never twice, never lost, and each worker's accounting
+// says who planned and who sent: planned + claimed_in - claimed_out == the sum of its outcomes
+// (checks.cpp holds every simulated run to that).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <vector>
+
+#include "engine/claims.hpp"
+#include "sim_seeds.hpp"
+#include "sim_setups.hpp"
+
+namespace punctual::sim::claims_cases {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+constexpr nanoseconds threshold = engine::claim_board::steal_threshold;
+const pause freeze{0, milliseconds(500), milliseconds(20)};
+
+// 2000 req/s over -t2 for 1 s, fine mode; worker 0 frozen for 20 ms from 500 ms.
+setup frozen(bool claims) {
+  setup s = open_setup(2000, milliseconds(1000));
+  s.config.threads = 2;
+  s.config.connections = 8;
+  s.config.model = [&] {
+    auto m = std::get<run::open_model>(s.config.model);
+    m.plan.workers = 2;
+    return m;
+  }();
+  s.config.claims = claims;
+  s.pauses = {freeze};
+  return s;
+}
+
+// The first attempts of requests intended during the freeze: their send lags.
+std::vector<nanoseconds> lags_in_freeze(const simulation& sim) {
+  const nanoseconds start = sim.result().start.mono;
+  std::vector<nanoseconds> out;
+  for (const auto& s : sim.sent()) {
+    const nanoseconds at = s.t.intended - start;
+    if (s.t.attempt != 0 || at < freeze.from || at >= freeze.from + freeze.length) continue;
+    out.push_back(s.t.sent - s.t.intended);
+  }
+  return out;
+}
+
+TEST(sim_claims, a_frozen_workers_due_requests_are_sent_by_the_other_within_the_threshold) {
+  const auto sim = run_checked(frozen(true));
+  // Worker 0 owns every other request of the freeze: 20 ms at 1000 req/s.
+  const std::vector<nanoseconds> lags = lags_in_freeze(*sim);
+  ASSERT_EQ(lags.size(), 40u);
+  // Past the threshold, within one guard wake-up: the guard fires at the threshold, and the
+  // claimer sends at once (the simulation's wake-ups are on time; a write costs nothing here).
+  for (const nanoseconds lag : lags) EXPECT_LE(lag, threshold) << lag.count();
+  const auto& w0 = sim->engine().workers()[0]->recorder().measured_counts();
+  const auto& w1 = sim->engine().workers()[1]->recorder().measured_counts();
+  EXPECT_EQ(w0.claimed_out, 20u);
+  EXPECT_EQ(w1.claimed_in, 20u);
+  EXPECT_EQ(w0.claimed_in + w1.claimed_out, 0u);
+  // The pause shows from inside worker 0: a wake-up nearly the freeze's length late.
+  EXPECT_GE(sim->result().workers[0].longest_wake_lateness, freeze.length - milliseconds(1));
+  EXPECT_LT(sim->result().workers[1].longest_wake_lateness, microseconds(100));
+  // The server's log holds each request index exactly once.
+  std::map<std::uint64_t, int> served;
+  for (const auto& s : sim->sent()) {
+    if (sim->server().find(s.sim_id)) ++served[s.t.index];
+  }
+  EXPECT_EQ(served.size(), sim->result().measured.counts.planned);
+  for (const auto& [index, times] : served) EXPECT_EQ(times, 1) << "request " << index;
+}
+
+TEST(sim_claims, without_claims_the_frozen_workers_requests_wait_for_it) {
+  const auto sim = run_checked(frozen(false));
+  std::size_t late = 0;
+  for (const nanoseconds lag : lags_in_freeze(*sim)) late += lag > milliseconds(1);
+  EXPECT_EQ(late, 20u);
+  EXPECT_EQ(sim->result().measured.counts.claimed_in, 0u);
+}
+
+// The owner's CAS loses to the claimer only after the claimer took that request: the owner, on
+// thawing, passes over what was claimed and goes on with its own next one, on time.
+TEST(sim_claims, the_owner_takes_up_its_schedule_after_the_freeze) {
+  const auto sim = run_checked(frozen(true));
+  const nanoseconds start = sim->result().start.mono;
+  for (const auto& s : sim->sent()) {
+    const nanoseconds at = s.t.intended - start;
+    if (s.worker != 0 || at < freeze.from + freeze.length + microseconds(500)) continue;
+    EXPECT_LE(s.t.sent - s.t.intended, microseconds(100)) << "request " << s.t.index;
+  }
+}
+
+// Random pauses on random workers, rates and thread counts: checks.cpp's rules (each request
+// sent once as a first attempt, ended once, both denominators, per-worker claims) on every one.
+TEST(sim_claims, random_pauses_never_send_twice_nor_lose_a_request) {
+  int failed = 0;
+  for (const std::uint64_t seed : seeds_to_run(100)) {
+    std::mt19937_64 draw(seed);
+    const auto between = [&draw](std::int64_t lo, std::int64_t hi) {
+      return std::uniform_int_distribution<std::int64_t>(lo, hi)(draw);
+    };
+    const auto threads = static_cast<std::uint32_t>(between(2, 3));
+    setup s = open_setup(static_cast<double>(between(200, 5000)), milliseconds(between(50, 300)));
+    s.config.threads = threads;
+    s.config.connections = static_cast<std::uint32_t>(between(threads, 4 * threads));
+    s.config.precision = between(0, 1) ? run::precision_mode::fine : run::precision_mode::coarse;
+    s.config.warmup = milliseconds(between(0, 1) * 20);
+    std::get<run::open_model>(s.config.model).plan.workers = threads;
+    std::get<run::open_model>(s.config.model).plan.warmup = s.config.warmup;
+    const std::int64_t span = (s.config.warmup + s.config.duration).count();
+    for (int i = between(1, 6); i > 0; --i) {
+      s.pauses.push_back({static_cast<std::uint32_t>(between(0, threads - 1)),
+                          nanoseconds{between(0, span)}, microseconds(between(100, 20'000))});
+    }
+    if (between(0, 9) == 0) s.interrupt_at = nanoseconds{between(0, span)};
+    simulation sim(s);
+    if (!sim.run()) continue;
+    const auto problems = check_run(sim);
+    if (problems.empty()) continue;
+    ADD_FAILURE() << "seed " << seed << describe(problems, 4) << "\n  replay: SIM_SEED=" << seed
+                  << " ctest -R sim_claims --output-on-failure";
+    if (++failed == 3) break;
+  }
+}
+
+}  // namespace
+}  // namespace punctual::sim::claims_cases
