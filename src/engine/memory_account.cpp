@@ -34,10 +34,9 @@ histogram_bound bound_histograms(const run_config& config, std::size_t pending_i
 std::size_t series_bytes_per_second(const run_config& config, std::size_t extra_percentiles) {
   const std::size_t per_interval =
       sizeof(record::interval_row) + sizeof(analysis::interval_summary) +
-      (analysis::summary_percentiles.size() + extra_percentiles) *
-          sizeof(std::int64_t);
-  const auto intervals_per_second =
-      static_cast<std::size_t>(std::max<std::int64_t>(1, std::chrono::seconds(1) / config.interval));
+      (analysis::summary_percentiles.size() + extra_percentiles) * sizeof(std::int64_t);
+  const auto intervals_per_second = static_cast<std::size_t>(
+      std::max<std::int64_t>(1, std::chrono::seconds(1) / config.interval));
   // The load series: planned, late, attempts and steps, one std::uint64_t a second per worker.
   const std::size_t load = config.threads * 4 * sizeof(std::uint64_t);
   return 2 * per_interval * intervals_per_second + load;

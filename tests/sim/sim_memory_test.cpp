@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/memory_account.hpp"
+#include "platform/sanitizers.hpp"
 #include "sim_setups.hpp"
 #include "simulation.hpp"
 
@@ -69,8 +70,8 @@ TEST(sim_memory, a_long_run_stays_within_its_bound_and_does_not_grow) {
   // 30 s, the interval sets 2.9 times, the collector's sets 2.4 times.)
   for (const std::string owner : {"intended-second ring", "interval views", "collector:"}) {
     EXPECT_LE(bytes_of(late, owner), bytes_of(early, owner) * 3 / 2 + 64 * 1024)
-        << owner << ": " << bytes_of(early, owner) << " bytes at 30 s, "
-        << bytes_of(late, owner) << " at 590 s";
+        << owner << ": " << bytes_of(early, owner) << " bytes at 30 s, " << bytes_of(late, owner)
+        << " at 590 s";
   }
   // The run's totals keep every value by design; they are bounded by the layout.
   EXPECT_GT(bytes_of(late, "run totals:"), bytes_of(early, "run totals:"));
