@@ -123,8 +123,7 @@ class worst_second_finder {
   const std::optional<second_views>& worst() const noexcept { return worst_; }
   // The worst, moved out: a copy would write every page of its histograms.
   std::optional<second_views> take_worst() noexcept { return std::move(worst_); }
-  // Seconds added but not yet complete, and the resident bytes of those and of the worst.
-  std::size_t pending_count() const noexcept { return pending_.size(); }
+  // Resident bytes of the seconds added but not yet complete, and of the worst.
   std::size_t resident_bytes() const noexcept;
   // The window ended early: seconds from `whole_seconds` on are no longer whole.
   void limit(std::int64_t whole_seconds) noexcept {
