@@ -341,20 +341,51 @@ section1() {
 }
 
 # Passes when punctual kept its schedule: send lag p99 < 1 ms, nothing dropped or lost, and
-# (nearly) every planned request sent inside the window.
+# (nearly) every planned request sent inside the window. Prints the criteria a step failed, by
+# name and figure (e.g. "sent 97.2% < 99%"), comma-separated: section 2 says why a step failed.
 keeps_up() {
   python3 - "$1" <<'EOF'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
 except (OSError, ValueError):
+    print("no report")
     sys.exit(1)
 o = d["outcomes"]
 lag99 = d["latency"]["send_lag"]["percentiles_ns"]["99"]
-ok = (lag99 < 1_000_000 and o["dropped"] == 0 and o["unfinished"] == 0 and o["timeout"] == 0
-      and o["socket_error"] == 0 and d["rates_per_s"]["sent"] >= 0.99 * d["rates_per_s"]["planned"])
-sys.exit(0 if ok else 1)
+rates = d["rates_per_s"]
+failed = []
+if lag99 >= 1_000_000:
+    failed.append(f"send lag p99 {lag99 / 1e3:.0f} us >= 1 ms")
+for k in ("dropped", "unfinished", "timeout", "socket_error"):
+    if o[k]:
+        failed.append(f"{k} {o[k]}")
+if rates["sent"] < 0.99 * rates["planned"]:
+    failed.append(f"sent {100 * rates['sent'] / rates['planned']:.1f}% < 99%")
+print(", ".join(failed))
+sys.exit(1 if failed else 0)
 EOF
+}
+
+# The host's steal time so far on the server's and the tool's CPUs, in ms (/proc/stat counts
+# in USER_HZ): time the host ran something else while a vCPU wanted to run.
+steal_ms() {
+  awk -v a="cpu$server_cpu" -v b="cpu$tool_cpu" -v hz="$(getconf CLK_TCK)" \
+    '$1 == a || $1 == b { s += $9 } END { printf "%d", s * 1000 / hz }' /proc/stat
+}
+
+# Busy time so far on the server's and the tool's CPUs, and what nginx used of it, in ms: a
+# step's busy time less nginx's and punctual's own is other work that shared those CPUs.
+cpus_busy_ms() {
+  awk -v a="cpu$server_cpu" -v b="cpu$tool_cpu" -v hz="$(getconf CLK_TCK)" \
+    '$1 == a || $1 == b { s += $2 + $3 + $4 + $7 + $8 } END { printf "%d", s * 1000 / hz }' /proc/stat
+}
+nginx_ms() {
+  local pids
+  pids="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"
+  # shellcheck disable=SC2086
+  cat $(printf '/proc/%s/stat ' $pids) 2>/dev/null |
+    awk -v hz="$(getconf CLK_TCK)" '{ s += $14 + $15 } END { printf "%d", s * 1000 / hz }'
 }
 
 section2() {
@@ -369,11 +400,20 @@ section2() {
   local lo=0 hi=$((wrk_rate * 3 / 2)) step r
   for step in $(seq "$ladder_steps"); do
     r=$(((lo + hi) / 2))
+    local stolen busy server own others
+    stolen=$(steal_ms) busy=$(cpus_busy_ms) server=$(nginx_ms)
     punctual_run "s2_step${step}_R$r" -t1 -c"$conns1" -R"$r" -d"${dur}s" --max-queue "$max_queue"
-    local verdict=fail
-    if keeps_up "$raw/s2_step${step}_R$r.json"; then lo=$r; verdict=pass; else hi=$r; fi
-    echo "$r $verdict $raw/s2_step${step}_R$r.json" >>"$raw/s2_ladder.txt"
-    log "   -R $r: $verdict"
+    stolen=$(($(steal_ms) - stolen)) busy=$(($(cpus_busy_ms) - busy)) server=$(($(nginx_ms) - server))
+    own=$(awk 'END { printf "%d", ($2 + $3) * 1000 }' "$raw/s2_step${step}_R$r.time")
+    others=$((busy - server - own))
+    local verdict=fail why
+    if why=$(keeps_up "$raw/s2_step${step}_R$r.json"); then lo=$r; verdict=pass; else hi=$r; fi
+    # The load average, the steal time and other processes' CPU time on the two CPUs beside each
+    # step: on a shared host, other work on the server's or the tool's CPU fails steps that a
+    # quiet host passes.
+    echo "$r $verdict $raw/s2_step${step}_R$r.json $(cut -d' ' -f1 /proc/loadavg) $stolen $others $why" \
+      >>"$raw/s2_ladder.txt"
+    log "   -R $r: $verdict${why:+ ($why)}"
   done
 }
 
@@ -696,9 +736,11 @@ floor_aa = {"median": round_ratio("floor again", "floor coarse"),
 # ---- section 2
 ladder = []
 for line in (read("s2_ladder.txt") or "").splitlines():
-    r, verdict, f = line.split()
+    r, verdict, f, load, stolen, others, *why = line.split(" ", 6)
     d = load_json(os.path.basename(f))
-    ladder.append({"rate": int(r), "pass": verdict == "pass",
+    ladder.append({"rate": int(r), "pass": verdict == "pass", "loadavg_1min_after": float(load),
+                   "steal_ms": int(stolen), "other_processes_cpu_ms": int(others),
+                   "failed_criteria": why[0].strip() if why and why[0].strip() else None,
                    "send_lag_p99_us": us(pct(d["latency"]["send_lag"], "99")) if d else None,
                    "queue_wait_p99_us": us(pct(d["latency"]["queue_wait"], "99")) if d else None,
                    "dropped": d["outcomes"]["dropped"] if d else None,
@@ -934,8 +976,13 @@ if "2" in sections:
     print(f"\n2. maximum rate, {conns1} connections: punctual open loop (send lag p99 < 1 ms, "
           f"no drops, sent >= 99% of planned, queue {'unbounded' if int(max_queue) == 0 else '<= ' + max_queue}) "
           "vs wrk closed loop")
-    print("   ladder: " + ", ".join(f"{s['rate']} {'pass' if s['pass'] else 'FAIL'}"
-                                    f" (lag p99 {fmt(s['send_lag_p99_us'])} us)" for s in ladder))
+    for s in ladder:
+        print(f"   -R {s['rate']}: {'pass' if s['pass'] else 'FAIL'} (lag p99 "
+              f"{fmt(s['send_lag_p99_us'])} us, queue wait p99 {fmt(s['queue_wait_p99_us'])} us, "
+              f"sent {fmt(s['rate_sent_per_s'], '.0f')}/s, load average {s['loadavg_1min_after']}, "
+              f"steal {s['steal_ms']} ms, other processes on the two CPUs "
+              f"{s['other_processes_cpu_ms']} ms)"
+              + (f": failed {s['failed_criteria']}" if s.get("failed_criteria") else ""))
     if p_max is None and ladder:
         print(f"   no step passed; the lowest tried was {min(failed)} req/s")
     print(f"   punctual {fmt(p_max, '.0f')} req/s, wrk {fmt(wrk_rate, '.0f')} req/s, "

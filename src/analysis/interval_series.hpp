@@ -36,6 +36,10 @@ class interval_series {
   void add(const record::view_set& views);
 
   std::size_t size() const noexcept { return rows_.size(); }
+  // Bytes held (capacity), for memory accounting.
+  std::size_t bytes() const noexcept {
+    return rows_.capacity() * sizeof(interval_summary) + values_.capacity() * sizeof(std::int64_t);
+  }
   const std::vector<double>& percentiles() const noexcept { return percentiles_; }
   std::optional<std::size_t> percentile_index(double percentile) const noexcept;
 

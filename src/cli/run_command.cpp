@@ -5,9 +5,11 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "analysis/text.hpp"
@@ -16,6 +18,7 @@
 #include "cli/progress.hpp"
 #include "cli/renderings.hpp"
 #include "cli/shard_options.hpp"
+#include "engine/memory_account.hpp"
 #include "engine/pacer.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
@@ -180,12 +183,15 @@ int exit_code_for(const engine::run_result& r, const report::verdicts& v) {
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
                                analysis::interval_series* series, progress_line* progress) {
   engine::load_run run(setup.config, engine::system_parts(setup.config));
+  // Each interval's .hlog lines go to the file as the interval ends (through hlog_text).
+  std::optional<atomic_file_writer> hlog_file;
+  if (!hlog_path.empty()) hlog_file.emplace(hlog_path);
   std::ostringstream hlog_text;
   std::unique_ptr<hdr::interval_log_writer> log;
   const auto sink = [&](std::int64_t index, const record::view_set& v) {
     if (series) series->add(v);
     if (progress) progress->on_interval(index, v);
-    if (hlog_path.empty()) return;
+    if (!hlog_file) return;
     if (!log) {
       // StartTime and BaseTime are the measured window's start, as jHiccup writes them.
       const auto start = run.start_mapping().unix + setup.config.warmup;
@@ -194,7 +200,25 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
       log->write_header("[Logged with punctual 0.1.0]");
     }
     write_interval(*log, index, v, setup.config);
+    hlog_file->write(hlog_text.view());
+    hlog_text.str({});
   };
+  if (const char* file = std::getenv("PUNCTUAL_MEMORY_REPORT"); file != nullptr && *file) {
+    run.set_memory_probe([&, path = std::string(file)](const std::string& when,
+                                                       engine::memory_account rows) {
+      rows.push_back({"cli: interval series (confidence, SLOs)", series ? series->bytes() : 0});
+      engine::add_process_rows(rows);
+      const auto bound = engine::bound_histograms(setup.config);
+      rows.push_back({"bound: histograms, all threads", bound.total});
+      rows.push_back({"bound: per worker", bound.per_worker});
+      rows.push_back(
+          {"bound: series, bytes per second of the run",
+           engine::series_bytes_per_second(
+               setup.config,
+               series ? series->percentiles().size() - analysis::summary_percentiles.size() : 0)});
+      std::ofstream(path, std::ios::app) << engine::format_account(when, rows);
+    });
+  }
   engine::run_result r;
   {
     signal_scope signals(run);
@@ -204,7 +228,7 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
       throw run_error(e.what());
     }
   }
-  if (!hlog_path.empty()) write_file_atomically(hlog_path, hlog_text.str());
+  if (hlog_file) hlog_file->commit();
   return r;
 }
 

@@ -28,9 +28,9 @@ std::optional<nanoseconds> start_lag(const std::vector<run::worker_stats>& worke
 
 }  // namespace
 
-// An emitted set is reset and kept for the next interval: a new set each second would come back
-// from the allocator as memory it must zero, touching every page of every histogram, and a run
-// with a mix has hundreds.
+// An emitted set is reset and kept for the next interval: a new set each second would cost a
+// mapping per histogram, and a run with a mix has hundreds. The reset gives the pages back, so
+// a kept set holds only what the interval that uses it next records.
 record::view_set& run_collector::pending_intervals::at(std::int64_t index) {
   auto& p = sets_[index];
   if (p) return *p;
@@ -43,9 +43,16 @@ record::view_set& run_collector::pending_intervals::at(std::int64_t index) {
 void run_collector::pending_intervals::release(std::int64_t index) {
   const auto it = sets_.find(index);
   if (it == sets_.end()) return;
-  it->second->reset();
+  it->second->reset_releasing();
   spare_.push_back(std::move(it->second));
   sets_.erase(it);
+}
+
+std::size_t run_collector::pending_intervals::resident_bytes() const noexcept {
+  std::size_t bytes = 0;
+  for (const auto& [index, set] : sets_) bytes += set->resident_bytes();
+  for (const auto& set : spare_) bytes += set->resident_bytes();
+  return bytes;
 }
 
 run_collector::run_collector(const run_config& config,
@@ -134,9 +141,29 @@ void run_collector::finish(const run_control& control, nanoseconds now) {
   for (auto& w : workers_)
     w->recorder().seconds().retire_through(std::numeric_limits<std::int64_t>::max());
   poll_seconds();
-  result_.worst_second = worst_.worst();
+  result_.worst_second = worst_.take_worst();
   add_up();
   if (config_.start_at) result_.start_lag = start_lag(result_.workers);
+}
+
+memory_account run_collector::memory() const {
+  memory_account rows;
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    const record::recorder_memory m = workers_[i]->recorder().memory();
+    const std::string w = "worker " + std::to_string(i) + ": ";
+    rows.push_back({w + "interval views", m.interval_views});
+    rows.push_back({w + "intended-second ring", m.second_ring});
+    rows.push_back({w + "warm-up views", m.warmup_views});
+    rows.push_back({w + "send gaps and step views", m.other_views});
+    rows.push_back({w + "per-second load series", m.per_second_load});
+  }
+  rows.push_back({"collector: pending interval sets", pending_.resident_bytes()});
+  rows.push_back({"collector: worst second (pending and worst)", worst_.resident_bytes()});
+  rows.push_back({"run totals: latency views",
+                  result_.measured.views.resident_bytes() + result_.warmup.views.resident_bytes()});
+  rows.push_back(
+      {"run series: interval rows", result_.series.capacity() * sizeof(record::interval_row)});
+  return rows;
 }
 
 // The workers' counts, warm-up views, per-second load and own costs (the measured views came

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/config.hpp"
+#include "engine/memory_account.hpp"
 #include "engine/worker.hpp"
 #include "record/intended_seconds.hpp"
 #include "record/view_set.hpp"
@@ -36,12 +37,17 @@ class run_collector {
   // and clocks added into the result. `now`: when the drain ended.
   void finish(const run_control& control, nanoseconds now);
 
+  // The run's histograms and series, by owner (engine/memory_account.hpp). On the collecting
+  // thread, while the workers run or after.
+  memory_account memory() const;
+
  private:
   class pending_intervals {
    public:
     explicit pending_intervals(std::size_t names) : names_(names) {}
     record::view_set& at(std::int64_t index);
     void release(std::int64_t index);
+    std::size_t resident_bytes() const noexcept;
 
    private:
     std::size_t names_;

@@ -16,6 +16,7 @@ namespace {
 // so no worker starts late on its first request.
 constexpr nanoseconds start_lead{20'000'000};
 constexpr nanoseconds connect_ahead{2'000'000'000};
+constexpr nanoseconds memory_probe_at{10'000'000'000};
 
 void sleep_for(nanoseconds d) noexcept {
   timespec ts{static_cast<time_t>(d.count() / 1'000'000'000),
@@ -134,12 +135,18 @@ run_result load_run::execute(const interval_sink& sink) {
   std::atomic<std::uint32_t> running{static_cast<std::uint32_t>(workers_.size())};
   std::vector<std::thread> threads = launch(running);
   run_collector collector(config_, workers_, result, sink);
+  bool probed = !memory_probe_;
   while (running.load(std::memory_order_acquire) > 0) {
     sleep_for(run_collector::period);
     collector.poll(control_);
+    if (!probed && parts_.clock->now() - result.measure_start >= memory_probe_at) {
+      memory_probe_("10s", collector.memory());
+      probed = true;
+    }
   }
   for (auto& t : threads) t.join();
   collector.finish(control_, parts_.clock->now());
+  if (memory_probe_) memory_probe_("end", collector.memory());
   return result;
 }
 

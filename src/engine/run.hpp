@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,6 +24,10 @@ namespace punctual::engine {
 
 using run_result = run::result;
 
+// Given the memory account (engine/memory_account.hpp) 10 s into the measured window ("10s") and
+// once the run has ended ("end"), on the collecting thread.
+using memory_probe = std::function<void(const std::string& when, const memory_account& rows)>;
+
 class load_run {
  public:
   load_run(const run_config& config, run_parts parts);
@@ -31,6 +37,9 @@ class load_run {
 
   // The schedule's start instant; valid once the connections are open.
   const net::clock_mapping& start_mapping() const noexcept { return start_; }
+
+  // A debug account of the run's memory (before execute()).
+  void set_memory_probe(memory_probe probe) { memory_probe_ = std::move(probe); }
 
   // Safe to call from a signal handler: ends the measured window now.
   void interrupt() noexcept;
@@ -58,6 +67,7 @@ class load_run {
   // Open model, more than one worker, claims on: the shard's claim board (claims.hpp).
   std::unique_ptr<claim_board> claims_;
   std::vector<std::unique_ptr<worker>> workers_;
+  memory_probe memory_probe_;
 };
 
 struct run_failure : std::runtime_error {

@@ -197,6 +197,12 @@ void histogram::reset() noexcept {
   max_index_ = -1;
 }
 
+void histogram::reset_releasing() noexcept {
+  counts_.release();
+  max_index_ = -1;  // nothing left for reset() to clear
+  reset();
+}
+
 histogram histogram::copy_corrected_for_coordinated_omission(std::int64_t expected_interval) const {
   histogram out(params_);
   out.over_range_count_ = over_range_count_;

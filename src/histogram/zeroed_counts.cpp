@@ -1,9 +1,13 @@
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <utility>
+#include <vector>
 
 #include "platform/sanitizers.hpp"
 #include "punctual/histogram/histogram.hpp"
@@ -73,6 +77,36 @@ zeroed_counts::~zeroed_counts() {
 void zeroed_counts::clear(std::size_t first, std::size_t last) noexcept {
   if (first > last || last >= size_) return;
   std::memset(data_ + first, 0, (last - first + 1) * sizeof(std::int64_t));
+}
+
+void zeroed_counts::release() noexcept {
+  if (size_ == 0) return;
+  // MADV_DONTNEED on a private anonymous mapping: the next read of a page gives zeros again.
+  if (mapped(size_) && madvise(data_, bytes_of(size_), MADV_DONTNEED) == 0) return;
+  std::memset(data_, 0, bytes_of(size_));
+}
+
+// A page counts once written: /proc/self/pagemap marks it present and mapped by this process
+// alone. A page only ever read maps the kernel's shared zero page, which costs nothing (and which
+// mincore would count as resident).
+std::size_t zeroed_counts::resident_bytes() const noexcept {
+  if (size_ == 0) return 0;
+  if (!mapped(size_)) return bytes_of(size_);
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const auto first = reinterpret_cast<std::uintptr_t>(data_) / page;
+  const std::size_t pages = (bytes_of(size_) + page - 1) / page;
+  std::vector<std::uint64_t> entries(pages);
+  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return bytes_of(size_);
+  const auto want = static_cast<ssize_t>(pages * sizeof(std::uint64_t));
+  const bool read_all = pread(fd, entries.data(), static_cast<std::size_t>(want),
+                              static_cast<off_t>(first * sizeof(std::uint64_t))) == want;
+  close(fd);
+  if (!read_all) return bytes_of(size_);
+  constexpr std::uint64_t present = 1ULL << 63, exclusive = 1ULL << 56;
+  std::size_t resident = 0;
+  for (const std::uint64_t e : entries) resident += (e & present) && (e & exclusive) ? page : 0;
+  return resident;
 }
 
 }  // namespace punctual::hdr

@@ -21,10 +21,16 @@ void second_views::add(const second_views& other) noexcept {
 }
 
 void second_views::reset() noexcept {
-  response_time.reset();
-  for (auto& h : components) h.reset();
+  response_time.reset_releasing();
+  for (auto& h : components) h.reset_releasing();
   planned = sent = completed = 0;
   second = -1;
+}
+
+std::size_t second_views::resident_bytes() const noexcept {
+  std::size_t bytes = response_time.resident_bytes();
+  for (const auto& h : components) bytes += h.resident_bytes();
+  return bytes;
 }
 
 bool worse_than(const second_views& a, const second_views& b) noexcept {
@@ -68,6 +74,18 @@ void intended_seconds::retire_through(std::int64_t second) noexcept {
     }
   }
   retired_through_.store(second, std::memory_order_release);
+}
+
+std::size_t intended_seconds::resident_bytes() const noexcept {
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i < size_; ++i) bytes += slots_[i].views.resident_bytes();
+  return bytes;
+}
+
+std::size_t worst_second_finder::resident_bytes() const noexcept {
+  std::size_t bytes = worst_ ? worst_->resident_bytes() : 0;
+  for (const auto& [second, views] : pending_) bytes += views.resident_bytes();
+  return bytes;
 }
 
 void worst_second_finder::add(const second_views& s) {

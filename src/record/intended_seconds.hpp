@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "punctual/histogram/histogram.hpp"
 
@@ -50,7 +51,11 @@ struct second_views {
     return components[static_cast<std::size_t>(c)];
   }
   void add(const second_views& other) noexcept;
+  // Also gives the histograms' pages back: a slot of the ring holds one second after another,
+  // and must not keep the pages of every value any of them saw (docs/design.md, "Memory").
   void reset() noexcept;
+  std::size_t resident_bytes() const noexcept;
+  static constexpr std::size_t histogram_count = 1 + component_count;
 };
 
 // Whether a ranks worse than b: higher response-time p99, then higher max, then earlier second.
@@ -73,6 +78,9 @@ class intended_seconds {
   // Every second up to `second` is complete: hand them to the collector.
   void retire_through(std::int64_t second) noexcept;
   std::uint64_t lost() const noexcept { return lost_; }
+  std::size_t slot_count() const noexcept { return size_; }
+  // Resident bytes of every slot's histograms (any thread: it reads only page residency).
+  std::size_t resident_bytes() const noexcept;
 
   // Collector side: gives every retired set to `take` (which adds it elsewhere), then frees it.
   template <class F>
@@ -81,7 +89,7 @@ class intended_seconds {
       slot& s = slots_[i];
       if (s.state.load(std::memory_order_acquire) != slot_state::retired) continue;
       take(static_cast<const second_views&>(s.views));
-      s.views.reset();
+      s.views.reset();  // on the collector's thread: the worker never pays for the release
       s.state.store(slot_state::free, std::memory_order_release);
     }
   }
@@ -113,6 +121,10 @@ class worst_second_finder {
   // Every worker has retired every second up to `second`.
   void complete_through(std::int64_t second);
   const std::optional<second_views>& worst() const noexcept { return worst_; }
+  // The worst, moved out: a copy would write every page of its histograms.
+  std::optional<second_views> take_worst() noexcept { return std::move(worst_); }
+  // Resident bytes of the seconds added but not yet complete, and of the worst.
+  std::size_t resident_bytes() const noexcept;
   // The window ended early: seconds from `whole_seconds` on are no longer whole.
   void limit(std::int64_t whole_seconds) noexcept {
     whole_seconds_ = std::min(whole_seconds_, whole_seconds);

@@ -16,7 +16,9 @@ std::int64_t interval_exchange::take(view_set& into) noexcept {
   // collector derives which set waits from its own count instead of reading current_.
   view_set& waiting = sets_[handed_ % 2];
   into.add(waiting);
-  waiting.reset();
+  // Its pages go back too: the worker faults in only what the next interval's values touch, so a
+  // long run's outliers do not stay resident in a set reused every other second.
+  waiting.reset_releasing();
   ++handed_;
   waiting_index_.store(-1, std::memory_order_release);
   return index;

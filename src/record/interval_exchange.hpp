@@ -25,12 +25,17 @@ class interval_exchange {
 
   // Collector side. The index of the waiting set, or -1.
   std::int64_t waiting() const noexcept { return waiting_index_.load(std::memory_order_acquire); }
-  // If a set is waiting, adds it into `into`, resets it, and returns its interval
-  // index; otherwise returns -1.
+  // If a set is waiting, adds it into `into`, resets it (releasing its pages), and returns its
+  // interval index; otherwise returns -1.
   std::int64_t take(view_set& into) noexcept;
 
   // After the worker thread has been joined: the set it was still recording into.
   view_set& last() noexcept { return sets_[current_]; }
+
+  // Resident bytes of both sets' histograms (any thread: it reads only page residency).
+  std::size_t resident_bytes() const noexcept {
+    return sets_[0].resident_bytes() + sets_[1].resident_bytes();
+  }
 
  private:
   view_set sets_[2];

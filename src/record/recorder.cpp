@@ -1,6 +1,7 @@
 #include "record/recorder.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace punctual::record {
 
@@ -21,6 +22,10 @@ std::size_t ring_seconds(nanoseconds timeout, nanoseconds interval) {
   return whole(timeout + retire_margin) + whole(interval) + spare_seconds;
 }
 
+std::size_t intended_second_slots(nanoseconds timeout, nanoseconds interval) noexcept {
+  return std::bit_ceil(ring_seconds(timeout, interval));
+}
+
 recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanoseconds interval,
                    nanoseconds horizon, std::size_t names, nanoseconds timeout)
     : measure_start_(measure_start),
@@ -39,6 +44,18 @@ recorder::recorder(nanoseconds measure_start, nanoseconds window_end, nanosecond
   load_.late.assign(seconds, 0);
   load_.attempts.assign(seconds, 0);
   load_.steps.assign(seconds, 0);
+}
+
+recorder_memory recorder::memory() const noexcept {
+  recorder_memory m;
+  m.interval_views = exchange_.resident_bytes();
+  m.second_ring = seconds_.resident_bytes();
+  m.warmup_views = warmup_.views.resident_bytes();
+  m.other_views = send_gaps_.resident_bytes();
+  for (const auto& s : steps_) m.other_views += s.resident_bytes();
+  for (const auto* series : {&load_.planned, &load_.late, &load_.attempts, &load_.steps})
+    m.per_second_load += series->capacity() * sizeof(std::uint64_t);
+  return m;
 }
 
 std::uint64_t& recorder::second_of(std::vector<std::uint64_t>& series, nanoseconds at) noexcept {

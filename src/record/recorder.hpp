@@ -67,6 +67,18 @@ struct phase {
   view_set views;
 };
 
+// The intended-second ring's slots for a run with this timeout and interval.
+std::size_t intended_second_slots(nanoseconds timeout, nanoseconds interval) noexcept;
+
+// Resident bytes of what one recorder holds, by owner (docs/design.md, "Memory").
+struct recorder_memory {
+  std::size_t interval_views = 0;   // the two interval sets, handed to the collector in turn
+  std::size_t second_ring = 0;      // the intended seconds not yet taken by the collector
+  std::size_t warmup_views = 0;     // warm-up latency views
+  std::size_t other_views = 0;      // send gaps; the hybrid model's views by step
+  std::size_t per_second_load = 0;  // the per-second load series, sized for the run at start
+};
+
 class recorder {
  public:
   // measure_start: intended times before it are warm-up. interval: the .hlog interval length.
@@ -176,6 +188,8 @@ class recorder {
   const std::vector<second_views>& steps() const noexcept { return steps_; }
   // Gaps between this worker's consecutive first-attempt sends in the window (the Poisson fit).
   const hdr::histogram& send_gaps() const noexcept { return send_gaps_; }
+  // Any thread, at any time: reads page residency and sizes fixed at construction.
+  recorder_memory memory() const noexcept;
 
  private:
   // The views a request accounted at `accounted` is recorded into now, for a prefetch (the

@@ -55,6 +55,19 @@ void view_set::reset() noexcept {
   counts_ = {};
 }
 
+void view_set::reset_releasing() noexcept {
+  for (auto& h : views_) h.reset_releasing();
+  for (auto& h : named_) h.reset_releasing();
+  counts_ = {};
+}
+
+std::size_t view_set::resident_bytes() const noexcept {
+  std::size_t bytes = 0;
+  for (const auto& h : views_) bytes += h.resident_bytes();
+  for (const auto& h : named_) bytes += h.resident_bytes();
+  return bytes;
+}
+
 bool view_set::empty() const noexcept {
   const auto has_counts = [](const hdr::histogram& h) { return h.total_count() != 0; };
   return std::none_of(views_.begin(), views_.end(), has_counts) &&

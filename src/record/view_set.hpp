@@ -54,7 +54,12 @@ class view_set {
   const interval_counts& counts() const noexcept { return counts_; }
   void add(const view_set& other) noexcept;
   void reset() noexcept;
+  // reset() that gives the histograms' pages back (hdr::histogram::reset_releasing): for a set
+  // reused interval after interval, whose memory must follow one interval's values.
+  void reset_releasing() noexcept;
   bool empty() const noexcept;
+  std::size_t histogram_count() const noexcept { return views_.size() + named_.size(); }
+  std::size_t resident_bytes() const noexcept;
 
  private:
   std::array<hdr::histogram, view_count> views_;

@@ -91,6 +91,8 @@ class simulation final : private engine::request_tap {
   const run::result& result() const noexcept { return result_; }
   const std::optional<std::string>& failure() const noexcept { return failure_; }
   engine::load_run& engine() noexcept { return *run_; }
+  // The run's collector (valid once run() has started it, e.g. in a probe).
+  const engine::run_collector& collector() const noexcept { return *collector_; }
   const scripted_server& server() const noexcept { return *server_; }
   const network& net() const noexcept { return *net_; }
   world& sim() noexcept { return *world_; }

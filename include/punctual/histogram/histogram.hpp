@@ -39,6 +39,11 @@ class zeroed_counts {
   std::size_t size() const noexcept { return size_; }
   // Zeroes slots [first, last].
   void clear(std::size_t first, std::size_t last) noexcept;
+  // Zeroes every slot and hands the pages back to the kernel, so the slots cost memory again
+  // only once written (calloc'd blocks are zeroed in place).
+  void release() noexcept;
+  // Bytes of the slots' memory that is resident now (calloc'd blocks: all of it).
+  std::size_t resident_bytes() const noexcept;
 
  private:
   std::int64_t* data_ = nullptr;
@@ -65,6 +70,12 @@ class histogram {
   // Adds every count of other; slots beyond this layout clamp and count as over range.
   void add(const histogram& other) noexcept;
   void reset() noexcept;
+  // reset() that also gives the slots' pages back (zeroed_counts::release): for a histogram that
+  // is reused for one short span after another, so that its memory follows the values of the
+  // current span rather than every value any span ever saw.
+  void reset_releasing() noexcept;
+  // Resident bytes of the slots (zeroed_counts::resident_bytes), for memory accounting.
+  std::size_t resident_bytes() const noexcept { return counts_.resident_bytes(); }
   // Java's post-hoc correction (spec 6.2): uses each slot's highest equivalent value.
   histogram copy_corrected_for_coordinated_omission(std::int64_t expected_interval) const;
 
