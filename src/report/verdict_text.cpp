@@ -98,7 +98,11 @@ void write_failed(std::ostream& out, const std::vector<const check*>& checks,
     const std::string line = title(*c) + ": " + (c->note.empty() ? passed_words(*c) : c->note);
     if (std::find(seen.begin(), seen.end(), line) != seen.end()) continue;
     seen.push_back(line);
-    fmt::print(out, "  {:<5} {}\n", marker, line);
+    if (marker == "-") {
+      fmt::print(out, "  - {}\n", line);  // a reason under the verdict line
+    } else {
+      fmt::print(out, "  {:<5} {}\n", marker, line);
+    }
   }
 }
 

@@ -93,7 +93,7 @@ void expect_consistent(const cli_result& r, const std::set<std::string>& gated =
   EXPECT_EQ(r.text.rfind("INVALID: no verdict", 0) == 0, !failed.empty()) << head;
   for (const auto& c : doc["validity"]["checks"]) {
     const std::string note = c["note"].get<std::string>();
-    const bool reason = !note.empty() && head.find("  -     ") != std::string::npos &&
+    const bool reason = !note.empty() && head.find("\n  - ") != std::string::npos &&
                         head.find(": " + note + "\n") != std::string::npos;
     EXPECT_EQ(reason, failed.count(c["name"].get<std::string>()) == 1) << c["name"] << " in\n"
                                                                        << head;
