@@ -175,6 +175,9 @@ void add_serve_command(CLI::App& app, command_runner& chosen) {
       ->capture_default_str();
   cmd->add_option("--service-time", options->service_text,
                   "delay before each response: fixed (200us) or exponential (exp:200us)");
+  cmd->add_option("--cpu-per-request", options->cpu_text,
+                  "burn this much CPU on the serving thread for each request (e.g. 1ms), so the "
+                  "server answers at most --threads / DURATION requests per second");
   cmd->add_option("--seed", c.seed, "seed of exponential service times and of faults")
       ->capture_default_str();
   cmd->add_option("--body-size", c.body_size, "bytes of the response body")

@@ -119,6 +119,10 @@ server::server_config finish_config(serve_options& o) {
     o.config.mark_late = parse_duration("--mark-late", o.mark_late_text);
     if (o.config.mark_late.count() <= 0) throw usage_error("--mark-late: must be > 0");
   }
+  if (!o.cpu_text.empty()) {
+    o.config.cpu_per_request = parse_duration("--cpu-per-request", o.cpu_text);
+    if (o.config.cpu_per_request.count() <= 0) throw usage_error("--cpu-per-request: must be > 0");
+  }
   if (!o.service_text.empty()) parse_service_time(o.service_text, o.config);
   if (!o.stall_text.empty()) parse_stall(o.stall_text, o.config);
   if (!o.stall_at_text.empty()) parse_stall_at(o.stall_at_text, o.config);

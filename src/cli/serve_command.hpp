@@ -18,6 +18,7 @@ struct serve_options {
   std::vector<std::string> fault_texts;
   std::string idle_close_text;
   std::string mark_late_text;
+  std::string cpu_text;  // --cpu-per-request
   std::string tls_fault_text;
   std::string cert_out;  // --cert-out FILE: the served certificate, as PEM, for --cacert
 };

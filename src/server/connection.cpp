@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "net/socket.hpp"
+#include "server/cpu_burn.hpp"
 #include "server/h2_connection.hpp"
 
 namespace punctual::server {
@@ -130,6 +131,7 @@ void connection::on_bytes(std::string_view data, nanoseconds arrival, answer_pol
     const request_event ev = reader_.feed(data);
     data.remove_prefix(ev.consumed);
     if (ev.what == request_event::kind::request) {
+      burn_cpu(policy.cpu_per_request);
       pending_response r;
       r.arrival = arrival;
       r.due = std::max(arrival + policy.service.next(), last_due_);

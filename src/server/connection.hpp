@@ -61,6 +61,7 @@ struct answer_policy {
         faults(config.faults, config.seed, stream),
         connection_faults(config.connection_faults, config.seed, stream),
         mark_late(config.mark_late),
+        cpu_per_request(config.cpu_per_request),
         idle_close(config.idle_close),
         id_header(config.arrival_log_id_header) {}
 
@@ -68,6 +69,7 @@ struct answer_policy {
   fault_picker faults;
   connection_fault_picker connection_faults;
   std::chrono::nanoseconds mark_late;
+  std::chrono::nanoseconds cpu_per_request;  // burned for each request as it is read
   std::chrono::nanoseconds idle_close;
   std::string id_header;  // the header whose value the arrival log keeps (empty: none)
 };

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "http/text.hpp"
+#include "server/cpu_burn.hpp"
 
 namespace punctual::server {
 
@@ -160,6 +161,7 @@ void h2_connection::on_request(std::int32_t stream_id) {
   // already refused, but a stream must never be queued twice.
   if (state->queued) return;
   state->queued = true;
+  burn_cpu(policy_->cpu_per_request);
   state->arrival = arrival_;
   const nanoseconds service = policy_->service.next();
   state->late = policy_->mark_late.count() > 0 && service >= policy_->mark_late;

@@ -43,6 +43,7 @@ server_config validated(server_config config) {
   if (config.duration.count() < 0) throw std::invalid_argument("negative duration");
   if (config.idle_close.count() < 0) throw std::invalid_argument("negative idle-close time");
   if (config.mark_late.count() < 0) throw std::invalid_argument("negative mark-late time");
+  if (config.cpu_per_request.count() < 0) throw std::invalid_argument("negative CPU per request");
   validate_faults(config.faults);
   if (config.http2 && !config.faults.empty()) {
     throw std::invalid_argument("--fault is not available with --http2");

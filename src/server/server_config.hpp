@@ -33,6 +33,9 @@ struct server_config {
   std::chrono::nanoseconds service_time{0};
   service_distribution service = service_distribution::fixed;  // exponential: mean service_time
   std::uint64_t seed = 1;
+  // CPU burned on the serving thread for each request (0 = none): the thread answers at most
+  // 1 / cpu_per_request requests per second, so the server's capacity is threads / it.
+  std::chrono::nanoseconds cpu_per_request{0};
 
   std::size_t body_size = 3;  // bytes of the 200 body; 3 is "ok\n"
 

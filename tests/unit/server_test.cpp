@@ -287,6 +287,38 @@ TEST(server, answers_pipelined_split_close_and_malformed_requests) {
   std::filesystem::remove(config.arrival_log_path);
 }
 
+std::chrono::nanoseconds process_cpu_now() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return std::chrono::seconds{ts.tv_sec} + std::chrono::nanoseconds{ts.tv_nsec};
+}
+
+// --cpu-per-request: each answer costs its thread that much CPU time (not a sleep), so 5
+// pipelined requests cost at least 5 x 20 ms of the process's CPU and of the wall clock.
+TEST(server, cpu_per_request_burns_that_much_cpu_for_each_answer) {
+  server_config config;
+  config.cpu_per_request = 20ms;
+  config.duration = 20s;  // a safety net: the test stops it
+  server srv(config);
+  const std::uint16_t port = srv.start();
+  client c(port);
+  ASSERT_TRUE(c.connected());
+  const auto cpu_before = process_cpu_now();
+  const auto wall_before = mono_now();
+  std::string pipeline;
+  for (int i = 0; i < 5; ++i) pipeline += get;
+  c.send(pipeline);
+  for (int i = 0; i < 5; ++i) {
+    const auto r = c.read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+  EXPECT_GE(process_cpu_now() - cpu_before, 100ms);
+  EXPECT_GE(mono_now() - wall_before, 100ms);
+  srv.stop();
+  srv.wait();
+}
+
 // --arrival-log-id-header: each entry keeps its request's value of that header, found in any
 // case, and the log writes it as a third column of one word each ("-": none); a value longer
 // than the entry holds keeps its first bytes.
@@ -524,6 +556,8 @@ TEST(serve_command, bad_options_exit_2_and_a_run_prints_its_port) {
   EXPECT_EQ(run_binary("--stall-at 3s"), 2);
   EXPECT_EQ(run_binary("--service-time abc"), 2);
   EXPECT_EQ(run_binary("--threads 0"), 2);
+  EXPECT_EQ(run_binary("--cpu-per-request 0"), 2);
+  EXPECT_EQ(run_binary("--cpu-per-request abc"), 2);
   const std::string stall_log = temp_path("cli_stalls");
   const std::string cmd = std::string(PUNCTUAL_BINARY) +
                           " serve --port 0 --duration 400ms --service-time exp:100us"
