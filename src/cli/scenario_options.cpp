@@ -148,6 +148,7 @@ scenario::scenario_file load_scenario_options(const run_options& o) {
     for (auto& ph : f.phases) {
       ph.arrival_rate *= o.scenario_scale;
       if (ph.ramp_to) *ph.ramp_to *= o.scenario_scale;
+      ph.duration = std::chrono::duration_cast<nanoseconds>(ph.duration * o.scenario_stretch);
     }
     return f;
   } catch (const scenario::load_error& e) {

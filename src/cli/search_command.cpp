@@ -25,7 +25,9 @@ using std::chrono::nanoseconds;
 constexpr const char* probe_rate = "20";
 constexpr const char* probe_duration = "250ms";
 
-std::string ns_text(nanoseconds d) { return std::to_string(d.count()) + "ns"; }
+std::string ns_text(nanoseconds d) {
+  return std::to_string(d.count()) + "ns";
+}
 
 nanoseconds positive_duration(const char* option, const std::string& text) {
   const nanoseconds d = parse_duration(option, text);
@@ -58,8 +60,9 @@ void refuse(const search_options& o) {
                       ": search needs the open model (a rate to search over)");
   }
   if (o.run.slos.empty()) {
-    throw usage_error("search: give at least one --slo (e.g. --slo 'p99<=50ms'), the objective "
-                      "every step is judged on");
+    throw usage_error(
+        "search: give at least one --slo (e.g. --slo 'p99<=50ms'), the objective "
+        "every step is judged on");
   }
 }
 
@@ -144,8 +147,11 @@ search_setup build_search(const search_options& o, const std::vector<std::string
 run_setup step_setup(const search_setup& s, const search::step_plan& plan) {
   run_options o = s.step;
   if (s.context.hybrid) {
-    // The file's phases set the length; the step scales their arrivals.
+    // The file's phases set the length (a re-run stretches them); the step scales their
+    // arrivals.
     o.scenario_scale = plan.rate_per_s;
+    o.scenario_stretch = std::max(1.0, std::chrono::duration<double>(plan.duration) /
+                                           std::chrono::duration<double>(s.settings.step_duration));
     return build_run(o, s.context.command_line);
   }
   o.rate = fmt::format("{}", plan.rate_per_s);
@@ -204,8 +210,7 @@ namespace {
 // Each step and probe a `punctual run` on real sockets; the wall clock measures the search.
 class socket_runner final : public search::step_runner {
  public:
-  explicit socket_runner(const search_setup& s)
-      : s_(s), start_(std::chrono::steady_clock::now()) {}
+  explicit socket_runner(const search_setup& s) : s_(s), start_(std::chrono::steady_clock::now()) {}
 
   search::step_facts run_step(const search::step_plan& plan) override {
     const run_setup setup = step_setup(s_, plan);
@@ -243,8 +248,10 @@ class socket_runner final : public search::step_runner {
 int search_command(const search_options& o, const std::vector<std::string>& command_line) {
   const search_setup s = build_search(o, command_line);
   if (!s.context.added_slo.empty() && !s.quiet) {
-    std::fprintf(stderr, "punctual: note: search adds --slo '%s' (no SLO on the error share was "
-                         "given)\n", s.context.added_slo.c_str());
+    std::fprintf(stderr,
+                 "punctual: note: search adds --slo '%s' (no SLO on the error share was "
+                 "given)\n",
+                 s.context.added_slo.c_str());
   }
   socket_runner runner(s);
   const search::outcome out = search::run_search(s.settings, runner);

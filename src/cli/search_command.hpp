@@ -34,8 +34,9 @@ struct search_options {
 
 // Options search refuses: a step's rate, length and model are the search's.
 inline constexpr const char* search_refused[] = {
-    "--rate", "--stages", "--duration", "--warmup", "--schedule-in", "--shard", "--hlog",
-    "--max-queue", "--start-at", "--out-dir", "--schedule-out", "--timeline", "--hgrm"};
+    "--rate",         "--stages",   "--duration",  "--warmup",   "--schedule-in",
+    "--shard",        "--hlog",     "--max-queue", "--start-at", "--out-dir",
+    "--schedule-out", "--timeline", "--hgrm"};
 
 struct search_setup {
   search::settings settings;

@@ -33,8 +33,9 @@ bool connection_check(std::string_view name) {
   return name == "connection_cap" || name == "user_cap";
 }
 
-bool samples_check(std::string_view name) { return name.substr(0, 15) == "samples_beyond_"; }
-
+bool samples_check(std::string_view name) {
+  return name.substr(0, 15) == "samples_beyond_";
+}
 
 // How much longer an undecided step must run for its bound to reach its threshold: the
 // interval narrows as the square root of the samples.
@@ -176,8 +177,8 @@ class searcher {
       return c;
     }
     // A failure below a rate that passed: the service may not be monotonic. Once more.
-    const counted again = decide_once(rate, "re-run: failed below " + rate_text(*o_.sustained) +
-                                                " req/s, which passed");
+    const counted again = decide_once(
+        rate, "re-run: failed below " + rate_text(*o_.sustained) + " req/s, which passed");
     if (again == counted::pass) return again;
     if (again != counted::fail) return again;
     o_.unstable.push_back(rate_text(rate) + " req/s failed twice after " +
@@ -407,8 +408,11 @@ verdict classify(const step_facts& f) {
   return point_fails ? verdict::fail : verdict::undecided;
 }
 
-outcome run_search(const settings& s, step_runner& runner) { return searcher(s, runner).go(); }
+outcome run_search(const settings& s, step_runner& runner) {
+  return searcher(s, runner).go();
+}
 
+// 4 too when no step was decided within the budget: no verdict, as for an invalid run.
 int exit_code_of(const outcome& o) noexcept {
   switch (o.why) {
     case limit::interrupted:
@@ -417,7 +421,8 @@ int exit_code_of(const outcome& o) noexcept {
     case limit::connections:
       return 4;
     default:
-      return o.sustained ? 0 : 3;
+      if (o.sustained) return 0;
+      return o.failed ? 3 : 4;  // no step decided within the budget: no verdict
   }
 }
 

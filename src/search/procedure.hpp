@@ -19,9 +19,9 @@ namespace punctual::search {
 using nanoseconds = std::chrono::nanoseconds;
 
 struct settings {
-  double from = 100;        // req/s
-  double factor = 2;        // grow by
-  double resolution = 0.05; // stop once hi - lo <= resolution * lo
+  double from = 100;         // req/s
+  double factor = 2;         // grow by
+  double resolution = 0.05;  // stop once hi - lo <= resolution * lo
   std::uint32_t max_steps = 20;
   nanoseconds max_time = std::chrono::minutes(15);
   std::optional<double> to;  // cap on the rate
@@ -66,20 +66,20 @@ struct step_facts {
   double planned_per_s = 0;
   double sent_per_s = 0;
   double completed_per_s = 0;
-  double error_share = 0;           // non-ok of planned, 0..1
-  double response_p50_ns = 0;       // for the recovery threshold
-  double mean_service_ns = 0;       // for sizing the next step's connections
+  double error_share = 0;      // non-ok of planned, 0..1
+  double response_p50_ns = 0;  // for the recovery threshold
+  double mean_service_ns = 0;  // for sizing the next step's connections
   std::uint64_t planned = 0;
-  nlohmann::ordered_json report;    // the step's full run report
+  nlohmann::ordered_json report;  // the step's full run report
 };
 
 enum class verdict {
   pass,
-  fail,                // an SLO failed on its bound (or on service time alone)
-  undecided,           // the point estimate passes, the bound fails
-  too_few_samples,     // invalid: too few samples beyond an SLO's percentile
-  generator,           // invalid for the generator's own reasons
-  connections,         // invalid: too few connections for the rate
+  fail,             // an SLO failed on its bound (or on service time alone)
+  undecided,        // the point estimate passes, the bound fails
+  too_few_samples,  // invalid: too few samples beyond an SLO's percentile
+  generator,        // invalid for the generator's own reasons
+  connections,      // invalid: too few connections for the rate
   interrupted,
 };
 std::string_view verdict_name(verdict v) noexcept;
@@ -109,11 +109,11 @@ class step_runner {
 struct step_record {
   step_plan plan;
   step_facts facts;
-  verdict first = verdict::pass;  // as classified
+  verdict first = verdict::pass;    // as classified
   verdict counted = verdict::pass;  // as the procedure counted it
-  nanoseconds cooldown{};  // the recovery taken before it
-  bool recovered = true;   // the probe passed within --cooldown (true when none was needed)
-  std::string note;        // why it was re-run, or what it meant
+  nanoseconds cooldown{};           // the recovery taken before it
+  bool recovered = true;  // the probe passed within --cooldown (true when none was needed)
+  std::string note;       // why it was re-run, or what it meant
 };
 
 enum class limit { server, generator, connections, to, time, steps, interrupted };
@@ -123,9 +123,9 @@ struct outcome {
   std::optional<double> sustained;  // the highest rate that passed (counted)
   std::optional<double> failed;     // the lowest rate that failed (counted)
   limit why = limit::server;
-  std::string stopped_by;          // "resolution", "max-steps", "max-time", "--to", ...
+  std::string stopped_by;  // "resolution", "max-steps", "max-time", "--to", ...
   std::vector<step_record> steps;
-  std::string generator_check;     // the generator's limit: the check that failed, and advice
+  std::string generator_check;        // the generator's limit: the check that failed, and advice
   std::vector<std::string> unstable;  // rates that failed below a passing one, after a re-run
   nanoseconds recovery_threshold{};
   nanoseconds total{};

@@ -3,7 +3,6 @@
 // only, so the page shows exactly what the JSON says.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 
 #include "analysis/text.hpp"
@@ -28,12 +27,13 @@ constexpr const char* css =
     "figcaption{color:#555;font-size:.9em;max-width:1000px}";
 constexpr const char* colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b"};
 
+// One step per rate, in rate order: the last run at each rate, the one the search counted (a
+// re-run replaces its first run).
 std::vector<const json*> steps_by_rate(const json& search) {
+  std::map<double, const json*> last;
+  for (const auto& s : search["steps"]) last[s["rate_per_s"].get<double>()] = &s;
   std::vector<const json*> steps;
-  for (const auto& s : search["steps"]) steps.push_back(&s);
-  std::stable_sort(steps.begin(), steps.end(), [](const json* a, const json* b) {
-    return (*a)["rate_per_s"].get<double>() < (*b)["rate_per_s"].get<double>();
-  });
+  for (const auto& [rate, step] : last) steps.push_back(step);
   return steps;
 }
 

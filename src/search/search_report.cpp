@@ -21,7 +21,9 @@ std::string rate_text(double rate) {
   return digits;
 }
 
-std::string unit_of(const context& ctx) { return ctx.hybrid ? "x" : " req/s"; }
+std::string unit_of(const context& ctx) {
+  return ctx.hybrid ? "x" : " req/s";
+}
 
 std::string slo_name(const slo_figure& s) {
   const auto cut = s.text.find_first_of("<>=");
@@ -32,8 +34,8 @@ std::string slo_name(const slo_figure& s) {
 std::string figure_text(const slo_figure& s) {
   if (!s.percentile) {
     const bool count = s.text.find('%') == std::string::npos;
-    return slo_name(s) + " " + (count ? analysis::number_text(s.point)
-                                      : analysis::number_text(s.point) + "%");
+    return slo_name(s) + " " +
+           (count ? analysis::number_text(s.point) : analysis::number_text(s.point) + "%");
   }
   return slo_name(s) + " " + duration_text(s.point) + " [" + duration_text(s.lo) + ".." +
          duration_text(s.bound) + "]";
@@ -87,6 +89,10 @@ std::string answer_line(const outcome& o, const context& ctx) {
   const std::string slos = joined(ctx.slos);
   if (o.why == limit::generator || o.why == limit::connections || o.why == limit::interrupted)
     return limit_text(o, ctx);
+  if (!o.sustained && !o.failed) {
+    return "no step was decided before " + o.stopped_by + " ended the search (no rate " +
+           "sustained, none failed)";
+  }
   if (!o.sustained) {
     const step_record* r = o.failed ? counted_step_at(o, *o.failed) : nullptr;
     return "fails even at --from " + (o.failed ? rate_text(*o.failed) : std::string("?")) + unit +
@@ -110,12 +116,9 @@ namespace {
 
 std::vector<std::string> row_of(std::size_t i, const step_record& r, std::size_t slo_count) {
   const auto& f = r.facts;
-  std::vector<std::string> row{std::to_string(i + 1),
-                               r.plan.why,
-                               rate_text(r.plan.rate_per_s),
-                               rate_text(f.sent_per_s),
-                               rate_text(f.completed_per_s),
-                               std::to_string(r.plan.connections),
+  std::vector<std::string> row{std::to_string(i + 1),        r.plan.why,
+                               rate_text(r.plan.rate_per_s), rate_text(f.sent_per_s),
+                               rate_text(f.completed_per_s), std::to_string(r.plan.connections),
                                f.valid ? "yes" : "no"};
   for (std::size_t s = 0; s < slo_count; ++s)
     row.push_back(s < f.slos.size() ? figure_text(f.slos[s]) : "-");
@@ -146,7 +149,8 @@ void write_table(std::ostream& out, const std::vector<std::vector<std::string>>&
 }  // namespace
 
 void write_text(std::ostream& out, const outcome& o, const context& ctx) {
-  out << "search: the highest constant " << (ctx.hybrid ? "scale of the scenario's arrivals" : "arrival rate")
+  out << "search: the highest constant "
+      << (ctx.hybrid ? "scale of the scenario's arrivals" : "arrival rate")
       << " at which every SLO passes on its " << ctx.bound << " bound\n";
   if (!ctx.added_slo.empty())
     out << "note: search added --slo '" << ctx.added_slo
@@ -156,8 +160,8 @@ void write_text(std::ostream& out, const outcome& o, const context& ctx) {
   std::size_t slo_count = 0;
   for (const auto& r : o.steps) slo_count = std::max(slo_count, r.facts.slos.size());
   std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> head{"step", "why", "offered/s", "sent/s", "completed/s", "conns",
-                                "valid"};
+  std::vector<std::string> head{
+      "step", "why", ctx.hybrid ? "scale" : "offered/s", "sent/s", "completed/s", "conns", "valid"};
   for (std::size_t s = 0; s < slo_count && s < ctx.slos.size(); ++s)
     head.push_back(ctx.slos[s] + " [95%]");
   while (head.size() < 7 + slo_count) head.push_back("slo");
@@ -184,34 +188,37 @@ nlohmann::ordered_json step_json(std::size_t i, const step_record& r) {
   const auto& f = r.facts;
   nlohmann::ordered_json slos = nlohmann::ordered_json::array();
   for (const auto& s : f.slos) {
-    slos.push_back({{"text", s.text},
-                    {"point", s.point},
-                    {"lo", s.lo},
-                    {"bound", s.bound},
-                    {"threshold", s.threshold},
-                    {"unit", s.percentile ? "ns" : (s.text.find('%') != std::string::npos ? "percent" : "count")},
-                    {"pass_point", s.pass_point},
-                    {"pass", s.pass_bound},
-                    {"service_time_fails", s.service_time_fails}});
+    slos.push_back(
+        {{"text", s.text},
+         {"point", s.point},
+         {"lo", s.lo},
+         {"bound", s.bound},
+         {"threshold", s.threshold},
+         {"unit",
+          s.percentile ? "ns" : (s.text.find('%') != std::string::npos ? "percent" : "count")},
+         {"pass_point", s.pass_point},
+         {"pass", s.pass_bound},
+         {"service_time_fails", s.service_time_fails}});
   }
-  return {{"index", i + 1},
-          {"why", r.plan.why},
-          {"rate_per_s", r.plan.rate_per_s},
-          {"connections", r.plan.connections},
-          {"warmup_ns", r.plan.warmup.count()},
-          {"duration_ns", r.plan.duration.count()},
-          {"cooldown_ns", r.cooldown.count()},
-          {"recovered", r.recovered},
-          {"verdict", verdict_name(r.first)},
-          {"counted", verdict_name(r.counted)},
-          {"note", r.note},
-          {"valid", f.valid},
-          {"failed_checks", f.failed_checks},
-          {"rates_per_s",
-           {{"planned", f.planned_per_s}, {"sent", f.sent_per_s}, {"completed", f.completed_per_s}}},
-          {"error_share", f.error_share},
-          {"slos", slos},
-          {"report", f.report}};
+  return {
+      {"index", i + 1},
+      {"why", r.plan.why},
+      {"rate_per_s", r.plan.rate_per_s},
+      {"connections", r.plan.connections},
+      {"warmup_ns", r.plan.warmup.count()},
+      {"duration_ns", r.plan.duration.count()},
+      {"cooldown_ns", r.cooldown.count()},
+      {"recovered", r.recovered},
+      {"verdict", verdict_name(r.first)},
+      {"counted", verdict_name(r.counted)},
+      {"note", r.note},
+      {"valid", f.valid},
+      {"failed_checks", f.failed_checks},
+      {"rates_per_s",
+       {{"planned", f.planned_per_s}, {"sent", f.sent_per_s}, {"completed", f.completed_per_s}}},
+      {"error_share", f.error_share},
+      {"slos", slos},
+      {"report", f.report}};
 }
 
 }  // namespace
@@ -238,8 +245,9 @@ nlohmann::ordered_json to_json(const outcome& o, const context& ctx) {
       {"steps", steps}};
   if (ctx.hybrid) {
     search["scale"] = "factor";
-    search["peak_users_per_s"] = o.sustained ? nlohmann::ordered_json(*o.sustained * ctx.hybrid_peak_per_s)
-                                             : nlohmann::ordered_json(nullptr);
+    search["peak_users_per_s"] = o.sustained
+                                     ? nlohmann::ordered_json(*o.sustained * ctx.hybrid_peak_per_s)
+                                     : nlohmann::ordered_json(nullptr);
   }
   return {{"punctual", {{"version", "0.1.0"}}},
           {"schema_version", 1},

@@ -10,12 +10,12 @@ namespace punctual::search {
 
 namespace {
 
-
 double share_of_errors(const record::counters& c) {
   if (c.planned == 0) return 0;
   const auto n = [&](record::outcome o) { return c.outcomes[static_cast<std::size_t>(o)]; };
-  const auto errors = n(record::outcome::http_error) + n(record::outcome::socket_error) + n(record::outcome::timeout) +
-                      n(record::outcome::dropped) + n(record::outcome::unfinished);
+  const auto errors = n(record::outcome::http_error) + n(record::outcome::socket_error) +
+                      n(record::outcome::timeout) + n(record::outcome::dropped) +
+                      n(record::outcome::unfinished);
   return static_cast<double>(errors) / static_cast<double>(c.planned);
 }
 

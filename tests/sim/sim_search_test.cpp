@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli_search.hpp"
+#include "sim_setups.hpp"
 
 namespace punctual::sim {
 namespace {
@@ -18,8 +19,8 @@ surroundings capacity_server(nanoseconds cpu) {
   return around;
 }
 
-const std::vector<std::string> short_steps{"--step-duration", "2s", "--step-warmup", "500ms",
-                                           "-t", "1", "--timeout", "2s"};
+const std::vector<std::string> short_steps{
+    "--step-duration", "2s", "--step-warmup", "500ms", "-t", "1", "--timeout", "2s"};
 
 std::vector<std::string> args_with(std::vector<std::string> extra) {
   std::vector<std::string> args = short_steps;
@@ -76,8 +77,8 @@ TEST(sim_search, a_paused_generator_is_its_own_limit_exit_4_naming_the_check) {
 // in the generator): 1,600 req/s for 2.5 s against 500 leaves seconds of work after the drain.
 // The next step starts only once a probe at a low rate is answered within twice the first
 // step's median, and the wait is reported.
-const std::vector<std::string> overload{"-c",       "400", "--from",      "400", "--factor", "4",
-                                        "--slo",    "p90<=50ms", "--max-steps", "3"};
+const std::vector<std::string> overload{"-c", "400",   "--from",    "400",         "--factor",
+                                        "4",  "--slo", "p90<=50ms", "--max-steps", "3"};
 
 TEST(sim_search, the_next_step_waits_for_the_server_to_work_off_the_last_ones_backlog) {
   const search_result r = search_cli(args_with(overload), capacity_server(2ms));
@@ -109,8 +110,8 @@ TEST(sim_search, a_backlog_longer_than_the_cooldown_is_reported_not_waited_out) 
 TEST(sim_search, connections_are_sized_from_the_previous_step) {
   surroundings around;
   around.server.service.a = 20ms;
-  const search_result r = search_cli(
-      args_with({"--slo", "p90<=50ms", "--from", "200", "--to", "800"}), around);
+  const search_result r =
+      search_cli(args_with({"--slo", "p90<=50ms", "--from", "200", "--to", "800"}), around);
   ASSERT_EQ(r.outcome.steps.size(), 3u) << r.text;
   EXPECT_EQ(r.outcome.steps[0].plan.connections, 40u);  // 2 x 200 x a guess of 100 ms
   for (std::size_t i = 1; i < r.outcome.steps.size(); ++i) {
@@ -134,6 +135,33 @@ TEST(sim_search, a_connection_limit_at_max_connections_is_named) {
   EXPECT_EQ(r.outcome.why, search::limit::connections);
   EXPECT_NE(r.outcome.generator_check.find("connection_cap"), std::string::npos);
   EXPECT_NE(r.text.find("the connection limit (--max-connections)"), std::string::npos) << r.text;
+}
+
+// --scenario: every phase's arrival rate is scaled by one factor; 100 users a second, one
+// request each, against a server of 500 req/s.
+TEST(sim_search, a_scenario_is_scaled_by_one_factor_and_reports_its_peak_users) {
+  const scratch_dir dir("search-hybrid");
+  const std::string scenario = R"(target: http://127.0.0.1:8080
+connection: pool
+phases:
+  - {duration: 2s, arrival_rate: 100}
+scenarios:
+  - name: get
+    steps:
+      - {name: get, path: /}
+)";
+  const search_result r = search_cli({"--scenario", dir.write("s.yaml", scenario), "-t", "1", "-c",
+                                      "400", "--timeout", "2s", "--slo", "p90<=50ms"},
+                                     capacity_server(2ms));
+  EXPECT_EQ(r.exit_code, 0) << r.text;
+  ASSERT_TRUE(r.outcome.sustained) << r.text;
+  const double peak = *r.outcome.sustained * 100;
+  EXPECT_GE(peak, 450) << r.text;
+  EXPECT_LE(peak, 500) << r.text;
+  EXPECT_EQ(r.doc["search"]["scale"], "factor");
+  EXPECT_NEAR(r.doc["search"]["peak_users_per_s"].get<double>(), peak, 1e-6);
+  EXPECT_NE(r.text.find("users/s"), std::string::npos) << r.text;
+  EXPECT_TRUE(r.broken.empty()) << r.broken.front();
 }
 
 TEST(sim_search, refused_options_and_a_missing_slo_are_usage_errors) {

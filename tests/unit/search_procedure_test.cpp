@@ -1,10 +1,10 @@
 // The search procedure on scripted steps: no engine, no sockets, no clock but the fake
 // runner's. Each rule of docs/design.md ("Search") is driven by the facts a step returns.
-#include "search/procedure.hpp"
-
 #include <gtest/gtest.h>
 
 #include <functional>
+
+#include "search/procedure.hpp"
 
 namespace punctual::search {
 namespace {
@@ -13,7 +13,8 @@ using namespace std::chrono_literals;
 
 step_facts passing(double p99_ns = 10e6) {
   step_facts f;
-  f.slos.push_back({"p99<=50ms", true, p99_ns, p99_ns * 0.9, p99_ns * 1.1, 50e6, true, true, false});
+  f.slos.push_back(
+      {"p99<=50ms", true, p99_ns, p99_ns * 0.9, p99_ns * 1.1, 50e6, true, true, false});
   f.response_p50_ns = 2e6;
   f.mean_service_ns = 2e6;
   f.planned = 1000;
@@ -52,7 +53,8 @@ class fake_runner final : public step_runner {
     plans.push_back(plan);
     clock_ += plan.warmup + plan.duration;
     int earlier = 0;
-    for (std::size_t i = 0; i + 1 < plans.size(); ++i) earlier += plans[i].rate_per_s == plan.rate_per_s;
+    for (std::size_t i = 0; i + 1 < plans.size(); ++i)
+      earlier += plans[i].rate_per_s == plan.rate_per_s;
     return script_(plan.rate_per_s, earlier);
   }
   probe_result probe() override {
@@ -143,9 +145,8 @@ TEST(search_procedure, an_undecided_step_is_run_once_more_longer_then_counted_a_
   EXPECT_EQ(o.steps[3].counted, verdict::fail);
   EXPECT_EQ(*o.failed, 400);
 
-  fake_runner decided([](double rate, int earlier) {
-    return rate < 400 || earlier > 0 ? passing() : undecided();
-  });
+  fake_runner decided(
+      [](double rate, int earlier) { return rate < 400 || earlier > 0 ? passing() : undecided(); });
   const outcome p = run_search(s, decided);
   EXPECT_EQ(p.steps[3].counted, verdict::pass);
 }
@@ -173,7 +174,8 @@ TEST(search_procedure, the_generators_limit_is_run_once_more_then_ends_the_searc
 
   // Once only: a re-run that is valid is judged as any step.
   fake_runner once([](double rate, int earlier) {
-    return rate == 400 && earlier == 0 ? invalid("schedule_kept") : (rate < 500 ? passing() : failing());
+    return rate == 400 && earlier == 0 ? invalid("schedule_kept")
+                                       : (rate < 500 ? passing() : failing());
   });
   const outcome p = run_search(settings{}, once);
   EXPECT_EQ(p.why, limit::server);
