@@ -163,10 +163,10 @@ class searcher {
     if (last.counted == verdict::fail) {
       for (auto it = o_.steps.rbegin(); it != o_.steps.rend(); ++it) {
         if (it->counted == verdict::pass)
-          return size_connections(s_, rate, it->facts.mean_service_ns);
+          return size_connections(s_, rate, sizing_service_ns(it->facts));
       }
     }
-    return size_connections(s_, rate, last.facts.mean_service_ns);
+    return size_connections(s_, rate, sizing_service_ns(last.facts));
   }
 
   // Runs a step at `rate` under every re-run rule; the monotonic rule last.
@@ -226,7 +226,7 @@ class searcher {
           o_.generator_check = generator_text(f);
           return finish(*rec, verdict::generator, counted::generator);
         case verdict::connections: {
-          const std::uint32_t more = size_connections(s_, rate, f.mean_service_ns);
+          const std::uint32_t more = size_connections(s_, rate, sizing_service_ns(f));
           // More connections that brought no more answers: the server is the limit, its
           // service time grew with its queue (Little's law asks for ever more connections).
           if (connection_reruns > 0 && f.completed_per_s <= 1.05 * completed_before) {
@@ -424,6 +424,10 @@ int exit_code_of(const outcome& o) noexcept {
       if (o.sustained) return 0;
       return o.failed ? 3 : 4;  // no step decided within the budget: no verdict
   }
+}
+
+double sizing_service_ns(const step_facts& f) noexcept {
+  return std::max(f.mean_service_ns, f.p99_service_ns);
 }
 
 std::uint32_t size_connections(const settings& s, double rate, double mean_service_ns) noexcept {

@@ -69,6 +69,7 @@ struct step_facts {
   double error_share = 0;      // non-ok of planned, 0..1
   double response_p50_ns = 0;  // for the recovery threshold
   double mean_service_ns = 0;  // for sizing the next step's connections
+  double p99_service_ns = 0;   // the same: bursts must not queue in the generator
   std::uint64_t planned = 0;
   nlohmann::ordered_json report;  // the step's full run report
 };
@@ -140,5 +141,8 @@ int exit_code_of(const outcome& o) noexcept;
 // -c for a step at `rate` after a step whose mean service time was `mean_service_ns` (Little's
 // law with 2x headroom, above the validity check's 1.5x), within [threads, max_connections].
 std::uint32_t size_connections(const settings& s, double rate, double mean_service_ns) noexcept;
+// The service time a step after `f` is sized for: its mean, or its p99 when that is longer, so
+// that a burst of slow answers does not leave due requests waiting for a connection.
+double sizing_service_ns(const step_facts& f) noexcept;
 
 }  // namespace punctual::search

@@ -80,6 +80,9 @@ step_facts facts_of(const run::config& c, const run::result& r, const report::ve
   f.response_p50_ns =
       response.total_count() > 0 ? static_cast<double>(response.value_at_percentile(50)) : 0;
   f.mean_service_ns = analysis::steady_mean_service_ns(views, series);
+  const auto& service = views[record::view::service_time];
+  if (service.total_count() > 0)
+    f.p99_service_ns = static_cast<double>(service.value_at_percentile(99));
   return f;
 }
 

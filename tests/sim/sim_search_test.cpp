@@ -106,7 +106,8 @@ TEST(sim_search, a_backlog_longer_than_the_cooldown_is_reported_not_waited_out) 
   EXPECT_NE(r.text.find("(not recovered)"), std::string::npos) << r.text;
 }
 
-// Each step's -c is Little's law with 2x headroom on the previous step's service time.
+// Each step's -c is Little's law with 2x headroom on the previous step's service time (its p99
+// when longer than its mean).
 TEST(sim_search, connections_are_sized_from_the_previous_step) {
   surroundings around;
   around.server.service.a = 20ms;
@@ -117,7 +118,8 @@ TEST(sim_search, connections_are_sized_from_the_previous_step) {
   for (std::size_t i = 1; i < r.outcome.steps.size(); ++i) {
     const auto& prev = r.outcome.steps[i - 1].facts;
     const auto& step = r.outcome.steps[i].plan;
-    const double expected = std::ceil(2 * step.rate_per_s * prev.mean_service_ns / 1e9);
+    const double expected = std::ceil(2 * step.rate_per_s * search::sizing_service_ns(prev) / 1e9);
+    EXPECT_GE(prev.p99_service_ns, 20e6);
     EXPECT_EQ(step.connections, static_cast<std::uint32_t>(expected)) << "step " << i + 1;
     EXPECT_TRUE(r.outcome.steps[i].facts.valid) << r.text;
   }

@@ -262,6 +262,19 @@ TEST(search_procedure, the_server_recovers_between_steps_up_to_the_cooldown) {
   EXPECT_EQ(p.steps[1].cooldown, 1s);
 }
 
+TEST(search_procedure, connections_are_sized_for_the_p99_service_time_when_it_is_longer) {
+  fake_runner r([](double rate, int) {
+    step_facts f = rate < 800 ? passing() : failing();
+    f.mean_service_ns = 2e6;
+    f.p99_service_ns = 10e6;
+    return f;
+  });
+  settings s;
+  s.max_steps = 2;
+  run_search(s, r);
+  EXPECT_EQ(r.plans[1].connections, 4u);  // 2 x 200 x 10 ms
+}
+
 TEST(search_procedure, a_service_time_failure_is_the_servers_whatever_the_validity) {
   step_facts f = invalid("send_lag_p99");
   f.slos[0].service_time_fails = true;
