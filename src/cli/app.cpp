@@ -20,6 +20,7 @@
 #include "cli/merge_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/search_command.hpp"
 #include "cli/serve_command.hpp"
 #include "cli/suggest.hpp"
 #include "net/tls.hpp"
@@ -168,6 +169,46 @@ void add_run_command(CLI::App& app, command_runner& chosen) {
   add_run_options(*cmd, *options);
   cmd->callback(
       [&chosen, options] { chosen = [options] { return run_command(*options, command_line()); }; });
+}
+
+void add_search_options(CLI::App& cmd, search_options& o) {
+  add_run_options(cmd, o.run);
+  cmd.add_option("--from", o.from, "first step's rate (default 100)");
+  cmd.add_option("--factor", o.factor,
+                 "grow the rate by this factor until a step fails (default 2)");
+  cmd.add_option("--to", o.to, "the highest rate to try");
+  cmd.add_option(
+      "--resolution", o.resolution,
+      "stop bisecting once the bracket is within this share of its low end (default 5%)");
+  cmd.add_option("--max-steps", o.max_steps, "at most this many steps (default 20)");
+  cmd.add_option("--max-time", o.max_time, "at most this long in all (default 15m)");
+  cmd.add_option("--step-warmup", o.step_warmup, "each step's warm-up (default 2s)");
+  cmd.add_option("--step-duration", o.step_duration, "each step's measured window (default 10s)");
+  cmd.add_option("--cooldown", o.cooldown,
+                 "wait at most this long between steps for the server to recover (default 30s)");
+  cmd.add_option("--max-connections", o.max_connections,
+                 "the most connections a step sizes itself to (default 10000)");
+}
+
+// Run's options that search refuses are parsed, so that search can name them, but not offered.
+void note_refused(CLI::App& cmd, search_options& o) {
+  o.refused_given.clear();
+  for (const char* name : search_refused) {
+    if (cmd.get_option(name)->count() > 0) o.refused_given.push_back(name);
+  }
+  o.slo_bound_given = cmd.get_option("--slo-bound")->count() > 0;
+}
+
+void add_search_command(CLI::App& app, command_runner& chosen) {
+  auto* cmd = app.add_subcommand(
+      "search", "find the highest constant arrival rate at which every --slo passes");
+  auto options = std::make_shared<search_options>();
+  add_search_options(*cmd, *options);
+  for (const char* name : search_refused) cmd->get_option(name)->group("");
+  cmd->callback([&chosen, options, cmd] {
+    note_refused(*cmd, *options);
+    chosen = [options] { return search_command(*options, command_line()); };
+  });
 }
 
 void add_serve_command(CLI::App& app, command_runner& chosen) {
@@ -420,6 +461,20 @@ run_options parse_run_options(const std::vector<std::string>& args) {
   return o;
 }
 
+search_options parse_search_options(const std::vector<std::string>& args) {
+  CLI::App app{"punctual search"};
+  search_options o;
+  add_search_options(app, o);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(e.what());
+  }
+  note_refused(app, o);
+  return o;
+}
+
 int run_app(int argc, char** argv) {
   net::install_tls_allocator();
   CLI::App app{"punctual: an open-loop HTTP load generator whose latency numbers can be trusted"};
@@ -429,6 +484,7 @@ int run_app(int argc, char** argv) {
   raise_descriptor_limit();
   command_runner chosen;
   add_run_command(app, chosen);
+  add_search_command(app, chosen);
   add_serve_command(app, chosen);
   add_demo_command(app, chosen);
   add_report_command(app, chosen);
@@ -438,7 +494,7 @@ int run_app(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && !is_subcommand(app, argv[1])) {
     const std::string message =
         std::string("unknown command '") + argv[1] +
-        "' (expected run, serve, demo, report, merge, compare or k8s-manifest)";
+        "' (expected run, search, serve, demo, report, merge, compare or k8s-manifest)";
     return fail(exit_usage, message.c_str());
   }
   if (const std::string unknown = unknown_option(app, argc, argv); !unknown.empty()) {

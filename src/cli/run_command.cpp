@@ -60,6 +60,10 @@ class signal_scope {
 
 }  // namespace
 
+bool interrupt_requested() noexcept {
+  return signals_seen.load() > 0;
+}
+
 void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
                     const run::config& c) {
   const bool tls = c.tls.enabled;
@@ -119,6 +123,23 @@ double mean_session_ns(const run::config& c, const record::view_set& views) {
 
 }  // namespace
 
+analysis::slo_evaluation evaluate_slos_on(const run_setup& setup, const engine::run_result& r,
+                                          const analysis::interval_series& series,
+                                          analysis::bound_mode bound) {
+  std::optional<hdr::histogram> rec;
+  if (setup.config.expected_interval())
+    rec = report::reconstructed(r, *setup.config.expected_interval());
+  return analysis::evaluate_slos(setup.slos,
+                                 {.views = r.measured.views,
+                                  .counts = r.measured.counts,
+                                  .intervals = series,
+                                  .bound = bound,
+                                  .closed_model = setup.config.kind() == run::model_kind::closed,
+                                  .reconstructed = rec ? &*rec : nullptr,
+                                  .allow_uncorrected = setup.allow_uncorrected,
+                                  .by_name = &r.by_name});
+}
+
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,
                        const analysis::interval_series& series) {
   report::verdicts v;
@@ -155,20 +176,7 @@ report::verdicts judge(const run_setup& setup, const engine::run_result& r,
         analysis::percentile_interval(views[record::view::response_time], series, p));
   }
   v.allowed_failure_share = analysis::allowed_failure_share(setup.slos, r.measured.counts.planned);
-  if (!setup.slos.empty()) {
-    std::optional<hdr::histogram> rec;
-    if (setup.config.expected_interval())
-      rec = report::reconstructed(r, *setup.config.expected_interval());
-    v.slo = analysis::evaluate_slos(setup.slos,
-                                    {.views = views,
-                                     .counts = r.measured.counts,
-                                     .intervals = series,
-                                     .bound = setup.slo_bound,
-                                     .closed_model = setup.config.kind() == run::model_kind::closed,
-                                     .reconstructed = rec ? &*rec : nullptr,
-                                     .allow_uncorrected = setup.allow_uncorrected,
-                                     .by_name = &r.by_name});
-  }
+  if (!setup.slos.empty()) v.slo = evaluate_slos_on(setup, r, series, setup.slo_bound);
   return v;
 }
 

@@ -24,10 +24,18 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
                                analysis::interval_series* series = nullptr,
                                progress_line* progress = nullptr);
 
+// A SIGINT or SIGTERM arrived since the first run began (between runs too).
+bool interrupt_requested() noexcept;
+
 // One interval of the run's .hlog: the response time untagged, the other views and each name's
 // response time tagged.
 void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
                     const run::config& c);
+
+// The run's SLOs on `bound` (judge() uses the setup's own).
+analysis::slo_evaluation evaluate_slos_on(const run_setup& setup, const engine::run_result& r,
+                                          const analysis::interval_series& series,
+                                          analysis::bound_mode bound);
 
 // Validity checks, confidence intervals and SLO verdicts for a finished run.
 report::verdicts judge(const run_setup& setup, const engine::run_result& r,

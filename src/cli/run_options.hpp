@@ -41,6 +41,8 @@ struct run_options {
   std::string body_file;
   std::string requests_file;       // --requests FILE.yaml: a weighted mix (open model)
   std::string scenario_file;       // --scenario FILE.yaml: the hybrid model
+  double scenario_scale = 1;       // search: every phase's arrival_rate and ramp_to times this
+  double scenario_stretch = 1;     // search: every phase's duration times this (a longer re-run)
   bool seed_given = false;         // --seed was given (it overrides a scenario file's seed)
   bool connections_given = false;  // -c was given (a scenario's per_user connections refuse it)
   std::string expect_status = "200-399";

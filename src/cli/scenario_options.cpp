@@ -144,7 +144,13 @@ void set_user_connections(const run_options& o, const scenario::scenario_file& f
 scenario::scenario_file load_scenario_options(const run_options& o) {
   refuse_beside_scenario(o);
   try {
-    return scenario::load_scenario(o.scenario_file);
+    scenario::scenario_file f = scenario::load_scenario(o.scenario_file);
+    for (auto& ph : f.phases) {
+      ph.arrival_rate *= o.scenario_scale;
+      if (ph.ramp_to) *ph.ramp_to *= o.scenario_scale;
+      ph.duration = std::chrono::duration_cast<nanoseconds>(ph.duration * o.scenario_stretch);
+    }
+    return f;
   } catch (const scenario::load_error& e) {
     throw usage_error(std::string("--scenario ") + e.what());
   }

@@ -556,6 +556,51 @@ def check_compare_dom(page):
     check_eq(verdicts, [page.report["verdict"]["line"]], "the verdict line")
 
 
+SEARCH_CHARTS = {  # the knee: svg id -> series that must be drawn
+    "knee-latency": ("p90", "p90 low", "p90 high"),
+    "knee-rate": ("offered", "sent", "completed"),
+}
+
+
+def make_search_page(binary, work, pages):
+    """A short search (at most 3 steps of 0.5 s) against serve: its knee page. The SLO is lax, so
+    that a host busy with other tests still gives the page two steps or more to draw (a step
+    that is invalid is run once more)."""
+    d = os.path.join(work, "search")
+    os.makedirs(d)
+    json_path, html_path = os.path.join(d, "search.json"), os.path.join(d, "search.html")
+    with harness.punctual_serve(binary, "--duration", "30s") as srv:
+        cmd = [binary, "search", "-t1", "--slo", "p90<=10s", "--from", "200", "--max-steps", "3",
+               "--step-duration", "500ms", "--step-warmup", "0s", "--json", json_path,
+               "--html", html_path, srv.url("/")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=d)
+    check(proc.returncode in (0, 3, 4), f"search exited {proc.returncode}: {proc.stderr[-300:]!r}")
+    check(os.path.exists(html_path), f"no search HTML written: {proc.stdout[-500:]!r}")
+    page = Page("search", html_path, json_path)
+    with open(json_path, encoding="utf-8") as f:
+        page.report = json.load(f)
+    pages["search"] = page
+
+
+def check_search_dom(page):
+    """Both knee charts, every series with a point per rate tried (a re-run replaces its first
+    run), and the SLO's threshold line."""
+    steps = len({s["rate_per_s"] for s in page.report["search"]["steps"]})
+    check(steps >= 1, "no step")
+    for chart_id, wanted in SEARCH_CHARTS.items():
+        svg = chart(page.dom, chart_id)
+        paths = series_paths(svg)
+        for name in wanted:
+            check(name in paths, f"#{chart_id}: no series {name!r} (has {sorted(paths)})")
+            check_eq(int(paths[name].attrs.get("data-points", "-1")), steps,
+                     f"#{chart_id}: points of {name!r}")
+    texts = [t.text() for t in chart(page.dom, "knee-latency").find_all("text")]
+    check(any("p90<=10s" in t for t in texts), f"#knee-latency: no threshold label (texts {texts[:20]})")
+    answer = [n for n in page.dom.find_all("p") if n.attrs.get("id") == "answer"]
+    check(len(answer) == 1 and answer[0].text().strip() == page.report["search"]["answer"],
+          "the page's answer is not the JSON's")
+
+
 def start_demo(binary, work):
     """Starts `punctual demo` (about 20 s, mostly waiting on its fixed-rate runs), so the run
     page can be made and rendered meanwhile."""
@@ -856,6 +901,12 @@ def main():
             checks.run("chromium renders compare.html (screenshot, DOM, layout)",
                        lambda: (render(chromium, work, {"compare": pages["compare"]}),
                                 rendered.append("compare")))
+        checks.run("search against serve writes search.json and search.html",
+                   make_search_page, binary, work, pages)
+        if "search" in pages:
+            checks.run("chromium renders search.html (screenshot, DOM, layout)",
+                       lambda: (render(chromium, work, {"search": pages["search"]}),
+                                rendered.append("search")))
         checks.run("punctual demo writes demo.json and demo.html", make_demo_page, demo, pages)
         if "demo" in pages:
             checks.run("chromium renders demo.html (screenshot, DOM, layout)",
@@ -886,6 +937,9 @@ def main():
             elif page.tag == "compare":
                 checks.run(f"{name}: charts {', '.join(COMPARE_CHARTS)} with their series, the verdict",
                            check_compare_dom, page)
+            elif page.tag == "search":
+                checks.run(f"{name}: knee charts {', '.join(SEARCH_CHARTS)} with a point per rate",
+                           check_search_dom, page)
             else:
                 checks.run(f"{name}: spectrum with the four views", check_demo_dom, page)
         print(f"     screenshots were in {work} (removed); wall time {time.monotonic() - started:.1f} s",

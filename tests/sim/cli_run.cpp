@@ -12,19 +12,24 @@
 namespace punctual::sim {
 
 cli_result run_cli(const std::vector<std::string>& args, const surroundings& around) {
-  cli_result out;
   std::vector<std::string> command_line{"punctual", "run"};
   command_line.insert(command_line.end(), args.begin(), args.end());
   const cli::run_options options = cli::parse_run_options(args);
-  out.setup = cli::build_run(options, command_line);
+  cli::run_setup built = cli::build_run(options, command_line);
   if (around.start_at) {
-    out.setup.config.start_at = around.start_at;
+    built.config.start_at = around.start_at;
     // The run's id follows --start-at, as it would had the option named this instant.
-    cli::apply_run_identity(options, out.setup.config, out.setup.slo_bound);
+    cli::apply_run_identity(options, built.config, built.slo_bound);
   } else if (options.run_id.empty()) {
     // A random id would make one seed's report differ from run to run: name it by the seed.
-    out.setup.config.run_id = "sim-" + std::to_string(around.seed);
+    built.config.run_id = "sim-" + std::to_string(around.seed);
   }
+  return simulate_setup(std::move(built), around);
+}
+
+cli_result simulate_setup(cli::run_setup built, const surroundings& around) {
+  cli_result out;
+  out.setup = std::move(built);
   setup s;
   s.config = out.setup.config;
   s.server = around.server;
@@ -36,7 +41,9 @@ cli_result run_cli(const std::vector<std::string>& args, const surroundings& aro
   s.max_events = around.max_events;
   out.sim = std::make_unique<simulation>(std::move(s));
   simulation& sim = *out.sim;
-  analysis::interval_series series(analysis::slo_percentiles(out.setup.slos));
+  out.series =
+      std::make_unique<analysis::interval_series>(analysis::slo_percentiles(out.setup.slos));
+  analysis::interval_series& series = *out.series;
   std::ostringstream hlog;
   std::unique_ptr<hdr::interval_log_writer> log;
   const run::config& c = sim.settings().config;

@@ -32,6 +32,7 @@ struct surroundings {
 
 struct cli_result {
   cli::run_setup setup;
+  std::unique_ptr<analysis::interval_series> series;  // what judged it
   std::unique_ptr<simulation> sim;
   report::verdicts verdicts;
   int exit_code = 0;
@@ -43,5 +44,7 @@ struct cli_result {
 
 // Throws cli::usage_error (exit 2) as the binary would refuse the arguments.
 cli_result run_cli(const std::vector<std::string>& args, const surroundings& around = {});
+// The same for a run already built (a search's step).
+cli_result simulate_setup(cli::run_setup built, const surroundings& around);
 
 }  // namespace punctual::sim

@@ -75,7 +75,8 @@ scripted_server::scripted_server(world& w, network& net, server_script script)
     : world_(w),
       net_(net),
       script_(std::move(script)),
-      responses_(server::response_set::make(script_.body_bytes)) {
+      responses_(server::response_set::make(script_.body_bytes)),
+      cpu_free_at_(w.now() + script_.busy_at_start) {
   net_.serve(*this);
 }
 
@@ -186,7 +187,12 @@ void scripted_server::http1_data(connection& c, conn_state& s, std::string_view 
       r.what = fate::ok;  // HTTP/2's
     r.status = status_of(r.what);
     ++s.requests;
-    const nanoseconds due = std::max(world_.now() + script_.service.draw(world_), s.free_at);
+    nanoseconds ready = world_.now();
+    if (script_.cpu_per_request.count() > 0) {
+      cpu_free_at_ = std::max(cpu_free_at_, ready) + script_.cpu_per_request;
+      ready = cpu_free_at_;
+    }
+    const nanoseconds due = std::max(ready + script_.service.draw(world_), s.free_at);
     const nanoseconds at = writable_at(due);
     s.free_at = at;
     if (r.what == fate::never) continue;

@@ -88,6 +88,11 @@ struct server_script {
   double hang_share = 0;
   double reset_share = 0;
   bool banner = false;  // write a line as soon as a connection is accepted
+  // HTTP/1.1: serve --cpu-per-request on one thread: every request takes the server this long,
+  // one after another over all connections, so its capacity is 1 / cpu_per_request; 0: none.
+  // busy_at_start: work left over from before (a previous run's backlog).
+  nanoseconds cpu_per_request{};
+  nanoseconds busy_at_start{};
 };
 
 // One request as the server saw it.
@@ -119,6 +124,8 @@ class scripted_server final : public server_end {
   const served_request* find(std::uint64_t sim_id) const noexcept;
   std::uint64_t accepted() const noexcept { return accepted_; }
   std::uint64_t connections_seen() const noexcept { return seen_; }
+  // When the server's one CPU-bound thread is done with every request it has read.
+  nanoseconds cpu_free_at() const noexcept { return cpu_free_at_; }
 
   accept_fate on_accept(connection& c) override;
   void on_data(connection& c, std::string_view bytes) override;
@@ -159,6 +166,7 @@ class scripted_server final : public server_end {
   std::uint64_t accepted_ = 0;
   std::uint64_t seen_ = 0;
   nanoseconds origin_ = std::chrono::hours(24 * 365);  // no stall before it is set
+  nanoseconds cpu_free_at_{};
 };
 
 }  // namespace punctual::sim
