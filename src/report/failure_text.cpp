@@ -90,7 +90,8 @@ void write_failure_lead(std::ostream& out, const run::config& c, const record::c
     fmt::print(out, "0 of {} ok: {}\n", grouped(counts.planned), why);
     return;
   }
-  fmt::print(out, "FAILURES: {} of {} requests failed ({:.3g}%, more than the {:.3g}% expected): {}\n",
+  fmt::print(out,
+             "FAILURES: {} of {} requests failed ({:.3g}%, more than the {:.3g}% expected): {}\n",
              grouped(failed), grouped(counts.planned),
              100.0 * static_cast<double>(failed) / static_cast<double>(counts.planned),
              100.0 * v.allowed_failure_share, why);

@@ -67,8 +67,10 @@ step_facts facts_of(const run::config& c, const run::result& r, const report::ve
   }
   const auto& views = r.measured.views;
   f.slos = figures(judged, point, slos, views, series);
+  std::ostringstream text;
+  report::write_text(text, c, r, judged, {});
   std::ostringstream json;
-  report::write_json(json, c, r, judged);
+  report::write_json(json, c, r, judged, text.str());
   f.report = nlohmann::ordered_json::parse(json.str());
   const auto& rates = f.report["rates_per_s"];
   f.planned_per_s = rates.value("planned", 0.0);

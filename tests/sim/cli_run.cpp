@@ -24,10 +24,11 @@ cli_result run_cli(const std::vector<std::string>& args, const surroundings& aro
     // A random id would make one seed's report differ from run to run: name it by the seed.
     built.config.run_id = "sim-" + std::to_string(around.seed);
   }
-  return simulate_setup(std::move(built), around);
+  return simulate_setup(std::move(built), around, cli::text_options_of(options));
 }
 
-cli_result simulate_setup(cli::run_setup built, const surroundings& around) {
+cli_result simulate_setup(cli::run_setup built, const surroundings& around,
+                          const report::text_options& text_options) {
   cli_result out;
   out.setup = std::move(built);
   setup s;
@@ -65,7 +66,7 @@ cli_result simulate_setup(cli::run_setup built, const surroundings& around) {
   out.verdicts = cli::judge(out.setup, sim.result(), series);
   out.exit_code = cli::exit_code_for(sim.result(), out.verdicts);
   std::ostringstream text;
-  report::write_text(text, c, sim.result(), out.verdicts, cli::text_options_of(options));
+  report::write_text(text, c, sim.result(), out.verdicts, text_options);
   out.text = text.str();
   std::ostringstream json;
   report::write_json(json, c, sim.result(), out.verdicts, out.text);

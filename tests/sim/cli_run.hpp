@@ -45,6 +45,7 @@ struct cli_result {
 // Throws cli::usage_error (exit 2) as the binary would refuse the arguments.
 cli_result run_cli(const std::vector<std::string>& args, const surroundings& around = {});
 // The same for a run already built (a search's step).
-cli_result simulate_setup(cli::run_setup built, const surroundings& around);
+cli_result simulate_setup(cli::run_setup built, const surroundings& around,
+                          const report::text_options& text_options = {});
 
 }  // namespace punctual::sim

@@ -1,10 +1,9 @@
-#include "cli/atomic_file.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 
+#include "cli/atomic_file.hpp"
 #include "cli/command.hpp"
 #include "test_files.hpp"
 
