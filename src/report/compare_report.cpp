@@ -121,7 +121,7 @@ const json* entry_of_name(const json& doc, const std::string& name) {
   return nullptr;
 }
 
-std::vector<std::string> names_of(const json& doc) {
+std::vector<std::string> compared_names(const json& doc) {
   std::vector<std::string> names;
   if (doc.contains("histograms") && doc["histograms"].contains("names")) {
     for (const auto& [name, views] : doc["histograms"]["names"].items()) names.push_back(name);
@@ -219,8 +219,8 @@ std::vector<row> build_rows(const compare_input& b, const compare_input& c,
   rows.push_back({"", "errors", wb, wc, {}, false});
   if (!wb.usable() || !wc.usable()) rows.back().note = "too few seconds in the timeline to judge";
   if (view != "response_time") return rows;  // the .hlog keeps names' response time alone
-  const auto names_c = names_of(c.doc);
-  for (const auto& name : names_of(b.doc)) {
+  const auto names_c = compared_names(c.doc);
+  for (const auto& name : compared_names(b.doc)) {
     if (std::find(names_c.begin(), names_c.end(), name) == names_c.end()) continue;
     const json* eb = entry_of_name(b.doc, name);
     const json* ec = entry_of_name(c.doc, name);
