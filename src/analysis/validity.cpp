@@ -280,7 +280,7 @@ check samples_beyond_check(const validity_input& in, const slo_tail& tail, check
 
 // Gating for each tail an SLO judges; a warning at every other summary percentile of the run's
 // response time (p99 among them when no SLO judges it). The thin warnings share one note, which
-// the text report prints once: the run that resolves the highest resolves them all.
+// the text report prints once, with the run length that resolves each.
 void add_samples_checks(const validity_input& in, std::vector<check>& out) {
   std::vector<double> judged;
   for (const auto& tail : in.slo_tails) {
@@ -289,30 +289,29 @@ void add_samples_checks(const validity_input& in, std::vector<check>& out) {
     if (tail.scope.empty()) judged.push_back(tail.percentile);
   }
   const std::int64_t n = in.views[view::response_time].total_count();
-  std::vector<std::size_t> thin;
-  slo_tail highest;
+  std::vector<std::size_t> thin;  // the failed warnings: their checks, and their tails
+  std::vector<slo_tail> thin_tails;
   for (const double p : summary_percentiles) {
     if (p >= 100.0 || slo_names(judged, p)) continue;
     const slo_tail tail{"", p, n};
     out.push_back(samples_beyond_check(in, tail, check_level::warning));
     if (out.back().pass) continue;
     thin.push_back(out.size() - 1);
-    highest = tail;
+    thin_tails.push_back(tail);
   }
   if (thin.size() < 2) return;
   std::string claims;
   std::string runs;
   for (std::size_t i = 0; i < thin.size(); ++i) {
-    const check& c = out[thin[i]];
     const std::string sep = i == 0 ? "" : i + 1 == thin.size() ? " and " : ", ";
-    const std::string p = c.name.substr(std::string_view("samples_beyond_").size());
-    claims += sep + p + " has " + number_text(c.figure);
-    const double percentile = std::stod(p.substr(1));
-    runs += sep + duration_text(resolving_ns(in, {"", percentile, n}).value_or(0));
+    claims += sep + "p" + percentile_label(thin_tails[i].percentile) + " has " +
+              number_text(out[thin[i]].figure);
+    runs += sep + duration_text(resolving_ns(in, thin_tails[i]).value_or(0));
   }
   const std::string note = claims + " samples beyond it, fewer than " +
                            std::to_string(min_samples_beyond) + " each; runs of " + runs +
-                           " at the observed " + observed_rate(in, highest) + " would resolve them";
+                           " at the observed " + observed_rate(in, thin_tails.back()) +
+                           " would resolve them";
   for (const std::size_t i : thin) out[i].note = note;
 }
 

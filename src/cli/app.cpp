@@ -448,16 +448,22 @@ void raise_descriptor_limit() noexcept {
 
 }  // namespace
 
-run_options parse_run_options(const std::vector<std::string>& args) {
-  CLI::App app{"punctual run"};
-  run_options o;
-  add_run_options(app, o);
+// A command's arguments (without the program and command names) parsed as the binary would;
+// CLI11 takes them last first.
+void parse_args(CLI::App& app, const std::vector<std::string>& args) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     throw usage_error(e.what());
   }
+}
+
+run_options parse_run_options(const std::vector<std::string>& args) {
+  CLI::App app{"punctual run"};
+  run_options o;
+  add_run_options(app, o);
+  parse_args(app, args);
   return o;
 }
 
@@ -465,12 +471,7 @@ search_options parse_search_options(const std::vector<std::string>& args) {
   CLI::App app{"punctual search"};
   search_options o;
   add_search_options(app, o);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    throw usage_error(e.what());
-  }
+  parse_args(app, args);
   note_refused(app, o);
   return o;
 }
