@@ -36,12 +36,20 @@ done
 
 url="http://127.0.0.1:$port/"
 echo "soak: $runs runs of 'punctual run ${args[*]} $url'; load $(cut -d' ' -f1-3 /proc/loadavg)"
+# The host's steal time on all CPUs so far, in ms (/proc/stat counts in USER_HZ): time the
+# hypervisor ran something else while a vCPU wanted to run. A run that fails while the host
+# stole from both vCPUs at once is one that claims could not have saved.
+steal_ms() {
+  awk -v hz="$(getconf CLK_TCK)" '$1 ~ /^cpu[0-9]+$/ { s += $9 } END { printf "%d", s * 1000 / hz }' /proc/stat
+}
 valid=0
 for i in $(seq "$runs"); do
+  stolen=$(steal_ms)
   set +e
   "$punctual" run "${args[@]}" --json "$out/run-$i.json" "$url" >"$out/run-$i.txt" 2>&1
   rc=$?
   set -e
+  stolen=$(($(steal_ms) - stolen))
   summary="$(python3 - "$out/run-$i.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -55,6 +63,6 @@ print(f"send lag p99 {lag['99'] / 1e3:.0f}us p99.9 {lag['99.9'] / 1e3:.0f}us max
 PY
 )"
   [[ $rc -eq 0 ]] && valid=$((valid + 1))
-  echo "run $i: exit $rc; $summary"
+  echo "run $i: exit $rc; host stole ${stolen} ms; $summary"
 done
 echo "soak: $valid of $runs runs exited 0 (valid); reports in $out"
