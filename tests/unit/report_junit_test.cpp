@@ -12,8 +12,8 @@ using json = nlohmann::ordered_json;
 using state = junit_case::state;
 
 json step(int index, double rate, const std::string& counted, bool send_lag_passes) {
-  json check{{"name", "send_lag_p99"}, {"level", "gating"},   {"pass", send_lag_passes},
-             {"figure", 4e6},          {"threshold", 1e6},    {"relation", "<="},
+  json check{{"name", "send_lag_p99"}, {"level", "gating"},    {"pass", send_lag_passes},
+             {"figure", 4e6},          {"threshold", 1e6},     {"relation", "<="},
              {"unit", "ns"},           {"note", "fell behind"}};
   return {{"index", index},
           {"rate_per_s", rate},
@@ -28,8 +28,8 @@ json search_doc(const std::string& limit) {
             {"limit", limit},
             {"stopped_by", "x"},
             {"answer", "the answer line"},
-            {"steps", json::array({step(1, 400, "pass", true),
-                                   step(2, 800, "generator limit", false)})}}}};
+            {"steps",
+             json::array({step(1, 400, "pass", true), step(2, 800, "generator limit", false)})}}}};
 }
 
 TEST(report_junit, a_generator_limit_after_a_sustained_rate_fails_on_the_last_step) {
