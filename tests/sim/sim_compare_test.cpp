@@ -424,8 +424,11 @@ TEST(sim_compare, holm_keeps_the_false_alarms_of_many_names_at_five_percent) {
   const double at_most =
       pairs.size() >= 200 ? 0.05 * n : 0.05 * n + 2.33 * std::sqrt(n * 0.05 * 0.95);
   EXPECT_LE(static_cast<double>(holm_alarms), at_most);
-  // The pairs are ones on which taking each row alone fails.
-  EXPECT_GT(static_cast<double>(row_alone_alarms), at_most);
+  // The pairs are ones on which taking each row alone fails (not shown by the pair or two a
+  // sanitized build runs).
+  if (pairs.size() >= quick_holm_pairs) {
+    EXPECT_GT(static_cast<double>(row_alone_alarms), at_most);
+  }
 }
 
 }  // namespace
