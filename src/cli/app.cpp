@@ -205,6 +205,9 @@ void add_search_command(CLI::App& app, command_runner& chosen) {
   auto options = std::make_shared<search_options>();
   add_search_options(*cmd, *options);
   for (const char* name : search_refused) cmd->get_option(name)->group("");
+  cmd->get_option("--junit")->description(
+      "write JUnit XML to FILE: the answer, and the SLOs and gating checks of the step that "
+      "decided it");
   cmd->callback([&chosen, options, cmd] {
     note_refused(*cmd, *options);
     chosen = [options] { return search_command(*options, command_line()); };

@@ -13,6 +13,7 @@
 #include "cli/run_command.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/units.hpp"
+#include "report/junit.hpp"
 #include "search/step_facts.hpp"
 
 namespace punctual::cli {
@@ -132,14 +133,17 @@ search_setup build_search(const search_options& o, const std::vector<std::string
   }
   s.json_out = o.run.json_out;
   s.html_out = o.run.html_out;
+  s.junit_out = o.run.junit_out;
   s.quiet = o.run.quiet;
-  s.step.json_out.clear();
-  s.step.html_out.clear();
   s.step.quiet = true;
   s.step.progress = false;
-  // Every step's options are checked now, before anything is sent.
+  // Every step's options are checked now, before anything is sent; the output paths with them,
+  // before the steps lose them (the search writes its own files).
   const std::uint32_t c = s.settings.connections.value_or(s.settings.threads);
   step_setup(s, {s.settings.from, c, s.settings.step_warmup, s.settings.step_duration, "check"});
+  s.step.json_out.clear();
+  s.step.html_out.clear();
+  s.step.junit_out.clear();
   probe_setup(s);
   return s;
 }
@@ -193,7 +197,7 @@ search::step_facts judge_step(const run_setup& setup, const engine::run_result& 
 int report_search(const search_setup& s, const search::outcome& o) {
   std::ostream& text_out = s.json_out == "-" ? std::cerr : std::cout;
   search::write_text(text_out, o, s.context);
-  if (!s.json_out.empty() || !s.html_out.empty()) {
+  if (!s.json_out.empty() || !s.html_out.empty() || !s.junit_out.empty()) {
     const auto doc = search::to_json(o, s.context);
     if (s.json_out == "-") {
       std::cout << doc.dump(2) << '\n' << std::flush;
@@ -201,6 +205,10 @@ int report_search(const search_setup& s, const search::outcome& o) {
       write_file_atomically(s.json_out, doc.dump(2) + "\n");
     }
     if (!s.html_out.empty()) write_file_atomically(s.html_out, search::html_page(doc));
+    if (!s.junit_out.empty()) {
+      write_file_atomically(s.junit_out,
+                            report::junit_xml("punctual search", report::search_junit_cases(doc)));
+    }
   }
   return search::exit_code_of(o);
 }

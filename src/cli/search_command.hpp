@@ -44,6 +44,7 @@ struct search_setup {
   search::context context;
   std::string json_out;
   std::string html_out;
+  std::string junit_out;
   bool quiet = false;
 };
 
@@ -55,7 +56,8 @@ run_setup probe_setup(const search_setup& s);
 // Judges a finished step as run does, on the search's bound and on the point estimate.
 search::step_facts judge_step(const run_setup& setup, const engine::run_result& r,
                               const analysis::interval_series& series);
-// Writes the text report (stdout, or stderr with --json -), --json and --html; the exit code.
+// Writes the text report (stdout, or stderr with --json -), --json, --html and --junit; the exit
+// code.
 int report_search(const search_setup& s, const search::outcome& o);
 
 int search_command(const search_options& o, const std::vector<std::string>& command_line);

@@ -144,6 +144,34 @@ std::vector<junit_case> run_junit_cases(const json& run_report) {
   return cases;
 }
 
+std::vector<junit_case> search_junit_cases(const json& search_report) {
+  const json& search = search_report.at("search");
+  const std::string limit = search.value("limit", "");
+  const bool sustained = search["sustained_rate_per_s"].is_number();
+  junit_case answer{"search", "sustained rate", junit_case::state::passed, {}, {}};
+  if (!sustained || limit == "generator" || limit == "connections" || limit == "interrupted") {
+    answer.result = junit_case::state::failed;
+    answer.message = search.value("answer", "");
+    answer.detail = "limit: " + limit + "; stopped by " + search.value("stopped_by", "");
+  }
+  std::vector<junit_case> cases{answer};
+  const json& steps = search["steps"];
+  if (steps.empty()) return cases;
+  const json* deciding = &steps.back();
+  if (answer.result == junit_case::state::passed) {
+    const double rate = search["sustained_rate_per_s"].get<double>();
+    for (const auto& step : steps) {
+      if (step["counted"] == "pass" && step["rate_per_s"].get<double>() == rate) deciding = &step;
+    }
+  }
+  const std::string prefix = "step" + std::to_string((*deciding)["index"].get<int>()) + ".";
+  for (auto c : run_junit_cases((*deciding)["report"])) {
+    c.classname = prefix + c.classname;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
 std::vector<junit_case> compare_junit_cases(const json& comparison, const json& base_report,
                                             const json& candidate_report) {
   std::vector<junit_case> cases;

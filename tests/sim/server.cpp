@@ -192,7 +192,7 @@ void scripted_server::http1_data(connection& c, conn_state& s, std::string_view 
       cpu_free_at_ = std::max(cpu_free_at_, ready) + script_.cpu_per_request;
       ready = cpu_free_at_;
     }
-    const nanoseconds due = std::max(ready + script_.service.draw(world_), s.free_at);
+    const nanoseconds due = std::max(ready + service_of(r.head), s.free_at);
     const nanoseconds at = writable_at(due);
     s.free_at = at;
     if (r.what == fate::never) continue;
@@ -200,6 +200,18 @@ void scripted_server::http1_data(connection& c, conn_state& s, std::string_view 
     auto conn = c.shared_from_this();
     world_.at(at, [this, conn, index] { http1_answer(*conn, index); });
   }
+}
+
+nanoseconds scripted_server::service_of(std::string_view head) {
+  const nanoseconds drawn = script_.service.draw(world_);
+  if (script_.slower_paths.empty()) return drawn;
+  const auto from = head.find(' ') + 1;
+  const std::string_view path = head.substr(from, head.find(' ', from) - from);
+  for (const auto& [slower, factor] : script_.slower_paths) {
+    if (path == slower)
+      return nanoseconds{static_cast<std::int64_t>(static_cast<double>(drawn.count()) * factor)};
+  }
+  return drawn;
 }
 
 void scripted_server::http1_answer(connection& c, std::size_t index) {

@@ -15,6 +15,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "network.hpp"
@@ -93,6 +95,10 @@ struct server_script {
   // busy_at_start: work left over from before (a previous run's backlog).
   nanoseconds cpu_per_request{};
   nanoseconds busy_at_start{};
+  // HTTP/1.1: a request whose path (the request line's, query and all) is one of these has its
+  // drawn service time multiplied by the factor: one name of a mix, or one step of a scenario,
+  // slower than the rest.
+  std::vector<std::pair<std::string, double>> slower_paths;
 };
 
 // One request as the server saw it.
@@ -148,6 +154,8 @@ class scripted_server final : public server_end {
  private:
   void http1_data(connection& c, conn_state& s, std::string_view bytes);
   void http1_answer(connection& c, std::size_t request);
+  // A request's service time: drawn, and scaled when its path is one of slower_paths.
+  nanoseconds service_of(std::string_view head);
   void idle_close_later(connection& c);
   // server_h2.cpp
   void h2_start(conn_state& s);

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli_search.hpp"
+#include "report/junit.hpp"
 #include "sim_setups.hpp"
 
 namespace punctual::sim {
@@ -17,6 +18,37 @@ surroundings capacity_server(nanoseconds cpu) {
   around.server.cpu_per_request = cpu;
   around.server.service.a = 0ns;
   return around;
+}
+
+using junit_state = report::junit_case::state;
+
+// The --junit cases of a search whose deciding step is `step` (1-based): the answer's case, then
+// that step's, each named "stepN." before run's classname.
+void expect_junit_of_step(const search_result& r, std::size_t step, junit_state answer) {
+  const auto cases = report::search_junit_cases(r.doc);
+  ASSERT_GE(cases.size(), 2u);
+  EXPECT_EQ(cases[0].classname, "search");
+  EXPECT_EQ(cases[0].result, answer) << cases[0].message;
+  if (answer == junit_state::failed) {
+    EXPECT_EQ(cases[0].message, r.doc["search"]["answer"]);
+  }
+  std::vector<std::string> slos;
+  for (std::size_t i = 1; i < cases.size(); ++i) {
+    EXPECT_EQ(cases[i].classname.rfind("step" + std::to_string(step) + ".", 0), 0u)
+        << cases[i].classname;
+    if (cases[i].classname.ends_with(".slo")) slos.push_back(cases[i].name);
+    if (answer == junit_state::passed) {
+      EXPECT_EQ(cases[i].result, junit_state::passed) << cases[i].name;
+    }
+  }
+  EXPECT_EQ(slos, r.setup.context.slos);
+}
+
+bool junit_failed(const search_result& r, const std::string& classname, const std::string& name) {
+  for (const auto& c : report::search_junit_cases(r.doc)) {
+    if (c.classname == classname && c.name.find(name) == 0) return c.result == junit_state::failed;
+  }
+  return false;
 }
 
 const std::vector<std::string> short_steps{
@@ -45,6 +77,15 @@ TEST(sim_search, finds_the_capacity_of_a_server_within_a_tenth) {
             std::string::npos)
       << r.text;
   EXPECT_EQ(r.doc["search"]["added_slo"], "errors<=1%");
+  // --junit: the answer passes; the cases are those of the last step at the sustained rate.
+  std::size_t deciding = 0;
+  for (std::size_t i = 0; i < r.outcome.steps.size(); ++i) {
+    if (r.outcome.steps[i].plan.rate_per_s == *r.outcome.sustained &&
+        r.outcome.steps[i].counted == search::verdict::pass)
+      deciding = i + 1;
+  }
+  ASSERT_GT(deciding, 0u);
+  expect_junit_of_step(r, deciding, junit_state::passed);
 }
 
 TEST(sim_search, a_server_that_fails_every_rate_exits_3_after_one_step) {
@@ -55,6 +96,8 @@ TEST(sim_search, a_server_that_fails_every_rate_exits_3_after_one_step) {
   EXPECT_EQ(r.outcome.steps.size(), 1u);
   EXPECT_FALSE(r.outcome.sustained);
   EXPECT_NE(r.text.find("fails even at --from 100 req/s"), std::string::npos) << r.text;
+  expect_junit_of_step(r, 1, junit_state::failed);
+  EXPECT_TRUE(junit_failed(r, "step1.slo", "p99<=50ms"));
 }
 
 TEST(sim_search, a_paused_generator_is_its_own_limit_exit_4_naming_the_check) {
@@ -71,6 +114,8 @@ TEST(sim_search, a_paused_generator_is_its_own_limit_exit_4_naming_the_check) {
   EXPECT_NE(r.text.find("the generator, not the server, is the limit"), std::string::npos)
       << r.text;
   EXPECT_EQ(r.doc["search"]["limit"], "generator");
+  expect_junit_of_step(r, 2, junit_state::failed);
+  EXPECT_TRUE(junit_failed(r, "step2.validity", "send_lag_p99"));
 }
 
 // A failing step leaves a queue in the server (with -c 400, the requests wait in the server, not

@@ -23,14 +23,16 @@ inline std::uint64_t env_number(const char* name, std::uint64_t otherwise) {
   return v && *v ? std::strtoull(v, nullptr, 10) : otherwise;
 }
 
-// `count`: this test's share of SIM_SEEDS' default, as a fraction of 2,000 (the property test's).
-inline std::vector<std::uint64_t> seeds_to_run(std::uint64_t count) {
+// `count`: the seeds a test runs by default; `share` (count unless given): its share of
+// SIM_SEEDS, as a fraction of 2,000 (the property test's).
+inline std::vector<std::uint64_t> seeds_to_run(std::uint64_t count, std::uint64_t share = 0) {
   if (const std::uint64_t one = env_number("SIM_SEED", 0)) return {one};
+  if (share == 0) share = count;
 #ifdef PUNCTUAL_SANITIZED
   count = std::max<std::uint64_t>(1, count / 40);
 #else
   if (const std::uint64_t all = env_number("SIM_SEEDS", 0))
-    count = std::max<std::uint64_t>(1, all * count / 2000);
+    count = std::max<std::uint64_t>(1, all * share / 2000);
 #endif
   std::uint64_t part = 0, parts = 1;
   if (const char* p = std::getenv("SIM_PART"); p && *p) {
