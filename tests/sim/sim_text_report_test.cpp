@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "sim_seeds.hpp"
 
 namespace punctual::sim {
 namespace {
@@ -37,6 +38,7 @@ void expect_golden(const cli_result& r, const std::string& name) {
 const std::string url = "http://127.0.0.1:8080/";
 
 TEST(sim_text_report, healthy_run) {
+  PUNCTUAL_SKIP_UNDER_SANITIZER("the stall and verbose reports print every line it prints");
   surroundings around;
   around.server.service = {service_time::kind::exponential, milliseconds(1)};
   const cli_result r = run_cli({"-R", "1000", "-d", "5s", "-c", "20", url}, around);

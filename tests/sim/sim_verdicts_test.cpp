@@ -17,6 +17,7 @@
 #include "analysis/send_gaps.hpp"
 #include "cli_run.hpp"
 #include "record/view_set.hpp"
+#include "sim_seeds.hpp"
 #include "sim_setups.hpp"
 
 namespace punctual::sim::verdicts_cases {
@@ -445,6 +446,7 @@ hdr::histogram send_gaps_of(const simulation& sim) {
 // Coarse mode sends what is due once per millisecond: at 5000 req/s some five at once, then
 // nothing, which is nothing like exponential gaps.
 TEST(sim_verdicts, coarse_ticks_fail_the_poisson_fit) {
+  PUNCTUAL_SKIP_UNDER_SANITIZER("a statistic; every Poisson run takes the fit's paths");
   const cli_result r =
       run_judged(command({"--arrival", "poisson", "--seed", "4", "-c", "8", "-t", "1", "-R", "5000",
                           "-d", "2s", "--precision", "coarse"}));
@@ -463,6 +465,7 @@ TEST(sim_verdicts, coarse_ticks_fail_the_poisson_fit) {
 // Fine timers with no host noise send each request at its intended instant: the gaps are the
 // schedule's own, and only their sampling noise stands between them and the planned process.
 TEST(sim_verdicts, fine_timers_keep_the_poisson_gaps) {
+  PUNCTUAL_SKIP_UNDER_SANITIZER("a statistic; every Poisson run takes the fit's paths");
   const cli_result r = run_judged(command(
       {"--arrival", "poisson", "--seed", "4", "-c", "8", "-t", "1", "-R", "1000", "-d", "6s"}));
   const simulation& sim = *r.sim;
