@@ -161,6 +161,13 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("--run-id", o.run_id,
                  "name the run in its report, the same on every shard (default: from --start-at "
                  "and the workload, else random)");
+  cmd.add_option("--remote-write", o.remote_write,
+                 "push the live metrics to this Prometheus remote-write URL every second "
+                 "(http://HOST:PORT/api/v1/write)");
+  cmd.add_option("--remote-write-header", o.remote_write_headers,
+                 "header 'Name: value' on every remote-write push, e.g. authentication "
+                 "(repeatable)")
+      ->allow_extra_args(false);
 }
 
 void add_run_command(CLI::App& app, command_runner& chosen) {

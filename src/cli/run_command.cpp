@@ -20,6 +20,7 @@
 #include "cli/shard_options.hpp"
 #include "engine/memory_account.hpp"
 #include "engine/pacer.hpp"
+#include "metrics/remote_write.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
 #include "report/json.hpp"
@@ -272,16 +273,22 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
   }
   for (const auto& note : setup.notes) std::fprintf(stderr, "punctual: note: %s\n", note.c_str());
   if (setup.config.start_at && !o.quiet) {
-    std::fprintf(
-        stderr, "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
-        run::shard_name(setup.config).c_str(), o.start_at.c_str(),
-        analysis::duration_text(std::max(*setup.config.start_at - net::unix_now(), nanoseconds{0}))
-            .c_str());
+    std::fprintf(stderr,
+                 "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
+                 run::shard_name(setup.config).c_str(), o.start_at.c_str(),
+                 analysis::duration_text(std::max(*setup.config.start_at - net::unix_now(),
+                                                  std::chrono::nanoseconds{0}))
+                     .c_str());
   }
   analysis::interval_series series(analysis::slo_percentiles(setup.slos));
   progress_line progress(choose_progress(o.quiet, o.progress, isatty(STDERR_FILENO) == 1), stderr,
                          setup.config.duration, setup.config.interval);
-  const engine::run_result r = perform_run(setup, o.hlog_out, &series, &progress);
+  // Started before the run (a shard waiting for --start-at pushes from its first second) and
+  // closed after it: the final push is bounded (metrics/remote_write.hpp), never fatal.
+  const auto remote =
+      setup.remote_write ? start_remote_write(*setup.remote_write, setup.config) : nullptr;
+  engine::run_result r = perform_run(setup, o.hlog_out, &series, &progress);
+  if (remote) r.remote_write = remote->close();
   progress.finish();
   const report::verdicts verdicts = judge(setup, r, series);
   std::ostringstream text;

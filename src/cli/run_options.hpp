@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/slo.hpp"
+#include "cli/remote_write_options.hpp"
 #include "cli/retry_options.hpp"
 #include "run/config.hpp"
 
@@ -75,6 +76,9 @@ struct run_options {
   std::string start_at;  // RFC 3339 or Unix seconds: when the measured window starts
   std::string out_dir;   // DIR: shard-I-of-N.json and shard-I-of-N.hlog
   std::string run_id;    // the run's id, the same on every shard; empty: derived or random
+  // Live metrics (README, "Watching a run live")
+  std::string remote_write;                       // URL: push the series there every second
+  std::vector<std::string> remote_write_headers;  // "Name: value" on each push (repeatable)
 };
 
 struct run_setup {
@@ -82,6 +86,7 @@ struct run_setup {
   std::vector<analysis::slo_expression> slos;
   analysis::bound_mode slo_bound = analysis::bound_mode::point;
   bool allow_uncorrected = false;
+  std::optional<remote_write_target> remote_write;  // --remote-write, checked
   // One line each for stderr before the run: what the options mean that the user may not expect.
   std::vector<std::string> notes;
 };

@@ -251,6 +251,18 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
       run::name(c.precision), cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
 }
 
+// One line: remote write's failures are never fatal, so the report is where they show.
+void write_remote_write(std::ostream& out, const run::result& r) {
+  if (!r.remote_write) return;
+  const auto& s = *r.remote_write;
+  fmt::print(out,
+             "remote write: {} pushes accepted ({} samples), {} failed, {} of {} snapshots "
+             "dropped; final values {}{}\n",
+             s.requests, s.samples, s.failed_attempts, s.dropped, s.snapshots,
+             s.final_pushed ? "stored" : "NOT stored",
+             s.last_error.empty() ? "" : " (last error: " + s.last_error + ")");
+}
+
 void write_errors_and_transfer(std::ostream& out, const run::config& config, const run::result& r) {
   const auto& c = r.measured.counts;
   write_errors_line(out, config, c);
@@ -289,6 +301,7 @@ void write_text(std::ostream& out, const run::config& c, const run::result& r, c
   write_sessions_text(out, c, r);
   write_worst_text(out, c, r, holders_of(c, r, v));
   write_generator(out, c, r);
+  write_remote_write(out, r);
   write_errors_and_transfer(out, c, r);
   write_slos(out, v);
   write_validity(out, v, o.verbose);
