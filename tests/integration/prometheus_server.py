@@ -1,8 +1,19 @@
-"""Debian's prometheus server for the tests: on a free loopback port, with a data folder of its
-own and the remote-write receiver on, never the packaged service (which may hold :9090).
+"""A real Prometheus server (Debian's `prometheus` binary) for integration tests.
 
-    with prometheus_server.started(targets=["127.0.0.1:9100"]) as prom:
-        prom.query('sum(punctual_requests_total)')
+Each PrometheusServer runs its own process on a free loopback port with its own data folder
+and a scrape config of its own (scrape_interval 1s), with the remote-write receiver on; it
+never touches the packaged service, which may listen on :9090.
+
+The whole API:
+
+    server = PrometheusServer()
+    server.start(["127.0.0.1:9464", ...])   # scrape targets (HOST:PORT, path /metrics); may be []
+    server.url                              # "http://127.0.0.1:PORT"; remote write: url + "/api/v1/write"
+    server.query("sum(punctual_requests_total)")  # /api/v1/query: the result list of a vector
+    server.stop()                           # also removes the data folder
+
+or `with prometheus_server(targets) as server:`. start() returns once Prometheus answers
+/-/ready; query() raises on an error status.
 """
 
 import contextlib
@@ -17,73 +28,89 @@ import urllib.request
 
 import harness
 
-PROMETHEUS = "/usr/bin/prometheus"
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+
+CONFIG = """global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: punctual
+    static_configs:
+      - targets: [{targets}]
+"""
 
 
-class Prometheus:
-    def __init__(self, proc, port, folder):
-        self.proc = proc
-        self.port = port
-        self.folder = folder
-        self.url = f"http://127.0.0.1:{port}"
+class PrometheusServer:
+    def __init__(self):
+        self.url = None
+        self._proc = None
+        self._dir = None
 
-    @property
-    def remote_write_url(self):
-        return f"{self.url}/api/v1/write"
+    def start(self, targets, timeout_s=20.0):
+        self._dir = tempfile.mkdtemp(prefix="punctual-prometheus-")
+        config = os.path.join(self._dir, "prometheus.yml")
+        with open(config, "w", encoding="utf-8") as f:
+            f.write(CONFIG.format(targets=", ".join(f'"{t}"' for t in targets)))
+        for _ in range(5):  # the free port may be taken between probe and bind
+            port = harness.free_port()
+            self._proc = subprocess.Popen(
+                [PROMETHEUS, f"--config.file={config}",
+                 f"--storage.tsdb.path={os.path.join(self._dir, 'data')}",
+                 f"--web.listen-address=127.0.0.1:{port}",
+                 "--web.enable-remote-write-receiver", "--log.level=warn"],
+                stdout=subprocess.DEVNULL, stderr=open(os.path.join(self._dir, "log"), "wb"))
+            self.url = f"http://127.0.0.1:{port}"
+            if self._wait_ready(timeout_s):
+                return self
+            self._kill()
+        raise RuntimeError(f"prometheus did not start; its log: {self.log()[-800:]!r}")
+
+    def _wait_ready(self, timeout_s):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                return False
+            try:
+                with urllib.request.urlopen(self.url + "/-/ready", timeout=1) as r:
+                    if r.status == 200:
+                        return True
+            except OSError:
+                pass
+            time.sleep(0.1)
+        return False
 
     def query(self, expr):
-        """The instant vector of `expr` now: [(labels, float value)]."""
+        """The result list of an instant query (each {"metric": {...}, "value": [t, "v"]})."""
         q = urllib.parse.urlencode({"query": expr})
         with urllib.request.urlopen(f"{self.url}/api/v1/query?{q}", timeout=10) as r:
             body = json.load(r)
-        harness.check(body.get("status") == "success", f"query {expr!r}: {body}")
-        return [(item["metric"], float(item["value"][1])) for item in body["data"]["result"]]
+        if body.get("status") != "success":
+            raise RuntimeError(f"query {expr!r} failed: {body}")
+        return body["data"]["result"]
+
+    def log(self):
+        try:
+            with open(os.path.join(self._dir, "log"), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def _kill(self):
+        if self._proc is not None:
+            harness.stop_process(self._proc)
+            self._proc = None
 
     def stop(self):
-        harness.stop_process(self.proc)
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def start(targets=(), scrape_interval="1s"):
-    """Starts prometheus scraping `targets` (HOST:PORT, /metrics) and waits until it is ready."""
-    harness.check(os.path.exists(PROMETHEUS), f"{PROMETHEUS} is missing (apt-get install prometheus)")
-    folder = tempfile.mkdtemp(prefix="punctual-prometheus-")
-    config = os.path.join(folder, "prometheus.yml")
-    with open(config, "w", encoding="utf-8") as f:
-        f.write(f"global:\n  scrape_interval: {scrape_interval}\n  evaluation_interval: 10s\n")
-        if targets:
-            listed = ", ".join(f'"{t}"' for t in targets)
-            f.write(f"scrape_configs:\n  - job_name: punctual\n    static_configs:\n"
-                    f"      - targets: [{listed}]\n")
-    port = harness.free_port()
-    log = open(os.path.join(folder, "prometheus.log"), "w", encoding="utf-8")
-    proc = subprocess.Popen([PROMETHEUS, f"--config.file={config}",
-                             f"--storage.tsdb.path={os.path.join(folder, 'data')}",
-                             f"--web.listen-address=127.0.0.1:{port}",
-                             "--web.enable-remote-write-receiver"],
-                            stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    server = Prometheus(proc, port, folder)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            with urllib.request.urlopen(f"{server.url}/-/ready", timeout=1) as r:
-                if r.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.1)
-    with open(os.path.join(folder, "prometheus.log"), encoding="utf-8") as f:
-        tail = f.read()[-1500:]
-    server.stop()
-    raise AssertionError(f"prometheus did not become ready: {tail}")
+        self._kill()
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
 
 
 @contextlib.contextmanager
-def started(targets=(), scrape_interval="1s"):
-    server = start(targets, scrape_interval)
+def prometheus_server(targets):
+    server = PrometheusServer()
     try:
-        yield server
+        yield server.start(targets)
     finally:
         server.stop()

@@ -53,6 +53,15 @@ def probe_path(binary):
     return os.path.join(os.path.dirname(binary), "tests", "remote_write_probe")
 
 
+def remote_write_url(prom):
+    return prom.url + "/api/v1/write"
+
+
+def values(prom, expr):
+    """[(labels, float value)] of an instant query."""
+    return [(row["metric"], float(row["value"][1])) for row in prom.query(expr)]
+
+
 def probe(binary, url, run_id, shard, snapshots=3):
     """Runs tests/tools/remote_write_probe: (its push counts, wall seconds)."""
     started = time.monotonic()
@@ -64,25 +73,25 @@ def probe(binary, url, run_id, shard, snapshots=3):
 
 
 def case_probe_stored(binary, prom):
-    counts, _ = probe(binary, prom.remote_write_url, "probe-one", 0)
+    counts, _ = probe(binary, remote_write_url(prom), "probe-one", 0)
     check(counts["final_pushed"] and counts["dropped"] == 0, f"counts: {counts}")
     stored = {labels["outcome"]: value for labels, value in
-              prom.query('punctual_requests_total{run_id="probe-one", shard="0"}')}
+              values(prom, 'punctual_requests_total{run_id="probe-one", shard="0"}')}
     check_eq(stored, {"ok": 30.0, "http_error": 9.0}, "the final values stored")
     # Every sample was stored, none refused as out of order.
-    points = prom.query('count_over_time(punctual_requests_total{run_id="probe-one"}[5m])')
+    points = values(prom, 'count_over_time(punctual_requests_total{run_id="probe-one"}[5m])')
     check_eq(sorted(v for _, v in points), [3.0, 3.0], "samples per series")
-    info = prom.query('punctual_info{run_id="probe-one"}')
+    info = values(prom, 'punctual_info{run_id="probe-one"}')
     check_eq(len(info), 1, "punctual_info keeps its one run_id label")
 
 
 def case_probe_shards(binary, prom):
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        done = list(pool.map(lambda i: probe(binary, prom.remote_write_url, "probe-3", i),
+        done = list(pool.map(lambda i: probe(binary, remote_write_url(prom), "probe-3", i),
                              range(3)))
     check(all(c["final_pushed"] for c, _ in done), f"counts: {done}")
-    rows = prom.query('sum by (outcome) (punctual_requests_total{run_id="probe-3"})')
+    rows = values(prom, 'sum by (outcome) (punctual_requests_total{run_id="probe-3"})')
     check_eq({labels["outcome"]: value for labels, value in rows},
              {"ok": 90.0, "http_error": 27.0}, "the sums over three shards")
 
@@ -109,7 +118,7 @@ def main():
     checks.run("probe: an endpoint that is down is counted and bounded", case_probe_down, binary)
     checks.run("probe: a slow endpoint holds up the end at most the bound", case_probe_slow,
                binary)
-    with prometheus_server.started() as prom:
+    with prometheus_server.prometheus_server([]) as prom:
         checks.run("probe: prometheus stores the values, in order, labelled", case_probe_stored,
                    binary, prom)
         checks.run("probe: three shards sum in PromQL", case_probe_shards, binary, prom)
