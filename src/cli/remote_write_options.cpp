@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "cli/command.hpp"
+#include "cli/live_metrics.hpp"
 #include "http/request.hpp"
 #include "http/text.hpp"
 #include "metrics/remote_write.hpp"
@@ -49,13 +50,19 @@ std::optional<remote_write_target> parse_remote_write(const std::string& url,
   return remote_write_target{*parsed.value, http::to_string(*parsed.value), headers};
 }
 
-std::unique_ptr<metrics::remote_write> start_remote_write(const remote_write_target& target,
-                                                          const run::config& config) {
+metrics::remote_write* attach_remote_write(const std::optional<remote_write_target>& target,
+                                           const std::string& run_id, std::uint32_t shard,
+                                           std::unique_ptr<live_metrics>& live) {
+  if (!target) return nullptr;
   metrics::remote_write_options o;
-  o.url = target.url_text;
-  o.labels = {{"run_id", config.run_id}, {"shard", std::to_string(config.shard_index())}};
-  return std::make_unique<metrics::remote_write>(
-      std::move(o), metrics::http_push_transport(target.url, target.headers));
+  o.url = target->url_text;
+  o.labels = {{"run_id", run_id}, {"shard", std::to_string(shard)}};
+  auto sink = std::make_unique<metrics::remote_write>(
+      std::move(o), metrics::http_push_transport(target->url, target->headers));
+  metrics::remote_write* const kept = sink.get();
+  if (!live) live = std::make_unique<live_metrics>();
+  live->add_sink(std::move(sink));
+  return kept;
 }
 
 }  // namespace punctual::cli

@@ -1,21 +1,23 @@
 // --remote-write URL and --remote-write-header 'Name: value' (run, search, each shard): checked
-// before anything is sent (one line, exit 2), then the remote-write sink a run hands its
-// snapshots to (metrics/remote_write.hpp).
+// before anything is sent (one line, exit 2), then the remote-write sink that the live metrics
+// (cli/live_metrics.hpp) hand their snapshots to (metrics/remote_write.hpp).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "http/url.hpp"
-#include "run/config.hpp"
 
 namespace punctual::metrics {
 class remote_write;
 }  // namespace punctual::metrics
 
 namespace punctual::cli {
+
+class live_metrics;
 
 struct remote_write_target {
   http::url url;
@@ -29,8 +31,11 @@ struct remote_write_target {
 std::optional<remote_write_target> parse_remote_write(const std::string& url,
                                                       const std::vector<std::string>& headers);
 
-// The sink, its pusher started, labelling every series with the run's run_id and shard index.
-std::unique_ptr<metrics::remote_write> start_remote_write(const remote_write_target& target,
-                                                          const run::config& config);
+// Starts the remote-write sink (its pusher thread), labelling every series with `run_id` and
+// `shard`, and adds it to the live metrics, made without a scrape endpoint when there are none.
+// Returns it, for close() once the run has ended. Nothing without --remote-write.
+metrics::remote_write* attach_remote_write(const std::optional<remote_write_target>& target,
+                                           const std::string& run_id, std::uint32_t shard,
+                                           std::unique_ptr<live_metrics>& live);
 
 }  // namespace punctual::cli

@@ -72,12 +72,13 @@ struct run_options {
   std::string key;
   std::vector<std::string> resolve;  // HOST:PORT:ADDR
   // Distributed runs (docs/distributed.md)
-  std::string shard;     // I/N, or env/N (I from JOB_COMPLETION_INDEX)
-  std::string start_at;  // RFC 3339 or Unix seconds: when the measured window starts
-  std::string out_dir;   // DIR: shard-I-of-N.json and shard-I-of-N.hlog
-  std::string run_id;    // the run's id, the same on every shard; empty: derived or random
-  // Live metrics (README, "Watching a run live")
-  std::string remote_write;                       // URL: push the series there every second
+  std::string shard;           // I/N, or env/N (I from JOB_COMPLETION_INDEX)
+  std::string start_at;        // RFC 3339 or Unix seconds: when the measured window starts
+  std::string out_dir;         // DIR: shard-I-of-N.json and shard-I-of-N.hlog
+  std::string run_id;          // the run's id, the same on every shard; empty: derived or random
+  std::string metrics_listen;  // --metrics-listen HOST:PORT; empty: no scrape endpoint
+  std::string metrics_linger = "5s";  // --metrics-linger: how long it serves the final values
+  std::string remote_write;           // URL: push the series there every second
   std::vector<std::string> remote_write_headers;  // "Name: value" on each push (repeatable)
 };
 

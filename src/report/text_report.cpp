@@ -253,14 +253,7 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
 
 // One line: remote write's failures are never fatal, so the report is where they show.
 void write_remote_write(std::ostream& out, const run::result& r) {
-  if (!r.remote_write) return;
-  const auto& s = *r.remote_write;
-  fmt::print(out,
-             "remote write: {} pushes accepted ({} samples), {} failed, {} of {} snapshots "
-             "dropped; final values {}{}\n",
-             s.requests, s.samples, s.failed_attempts, s.dropped, s.snapshots,
-             s.final_pushed ? "stored" : "NOT stored",
-             s.last_error.empty() ? "" : " (last error: " + s.last_error + ")");
+  if (r.remote_write) fmt::print(out, "{}\n", remote_write_line(*r.remote_write));
 }
 
 void write_errors_and_transfer(std::ostream& out, const run::config& config, const run::result& r) {
@@ -274,6 +267,15 @@ void write_errors_and_transfer(std::ostream& out, const run::config& config, con
 }
 
 }  // namespace
+
+std::string remote_write_line(const metrics::push_stats& s) {
+  return fmt::format(
+      "remote write: {} pushes accepted ({} samples), {} failed, {} of {} snapshots dropped; "
+      "final values {}{}",
+      s.requests, s.samples, s.failed_attempts, s.dropped, s.snapshots,
+      s.final_pushed ? "stored" : "NOT stored",
+      s.last_error.empty() ? "" : " (last error: " + s.last_error + ")");
+}
 
 double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept {
   if (censored == 0 || count <= 0) return 101;
