@@ -2,13 +2,17 @@
 
 Usage: python3 test_remote_write.py PATH_TO_PUNCTUAL
 
-The remote-write half on its own: tests/tools/remote_write_probe pushes hand-built snapshots
-through the same sink, pusher and HTTP transport a run uses.
-- prometheus stores the final values, every sample (none refused as out of order), with the
-  run_id and shard labels, and punctual_info keeps its one run_id;
-- three shards of one run_id: PromQL's sums over them;
-- the endpoint down: every snapshot dropped and counted, the end waits at most the bound;
-- the endpoint slow (a server that answers after 30 s): the end waits at most the bound.
+Runs:
+- against `serve --fault 503:0.2`: the stored counters by outcome equal the JSON's outcomes,
+  http_error included, and the text report says the final values were stored;
+- three shards of one run_id: the sums over the shards equal `punctual merge`'s outcomes;
+- the endpoint down for the whole run: the report is whole (exit 0, the denominator holds), the
+  failures are counted, the run ends within the 2 s bound;
+- the endpoint slow (a server that answers after 30 s): the run ends within the bound of a run
+  without remote write, and its send lag p99 stays within that run's own noise.
+The remote-write half on its own (tests/tools/remote_write_probe pushes hand-built snapshots
+through the same sink and transport): every sample stored in order, the run_id and shard labels,
+punctual_info keeping its one run_id, PromQL's sums over three shards.
 """
 
 import contextlib
