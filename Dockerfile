@@ -8,7 +8,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       build-essential cmake ninja-build pkg-config \
       libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libssl-dev libyaml-cpp-dev \
-      libnghttp2-dev \
+      libnghttp2-dev libprotobuf-dev protobuf-compiler libsnappy-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -21,6 +21,7 @@ FROM debian:12-slim AS runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       libc6 libgcc-s1 libstdc++6 zlib1g libssl3 libfmt9 libyaml-cpp0.7 libnghttp2-14 \
+      libprotobuf32 libsnappy1v5 \
       ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/punctual /usr/local/bin/punctual

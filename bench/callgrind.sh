@@ -8,6 +8,8 @@
 #   RATE=100000 PUNCTUAL=build-bench/punctual bash bench/callgrind.sh
 #   THREADS=2 RATE=20000 bash bench/callgrind.sh    # two workers: each request taken by a claim
 #                                                   # counter's compare-and-swap (engine/claims.hpp)
+#   ARGS="--metrics-listen :9464" bash bench/callgrind.sh   # more options for the run
+#                                                   # (scrape it meanwhile to count the endpoint)
 #
 # It prints the instructions collected, the requests completed and their ratio. Under valgrind
 # the worker runs ~50x slower, so at high rates the run is late and sends what it can: the
@@ -31,7 +33,7 @@ for _ in $(seq 50); do python3 "$here/http_ready.py" "$port" 2>/dev/null && brea
 valgrind --tool=callgrind --callgrind-out-file="$dir/callgrind.out" \
   --toggle-collect='punctual::engine::worker::run*' \
   "$punctual" run -t"$threads" -c50 -R"$rate" -d"$duration" --precision coarse \
-  --json "$dir/run.json" "http://127.0.0.1:$port/" >/dev/null 2>"$dir/valgrind.log" || true
+  --json "$dir/run.json" ${ARGS:-} "http://127.0.0.1:$port/" >/dev/null 2>"$dir/valgrind.log" || true
 instructions=$(awk '/^summary:/ {print $2}' "$dir/callgrind.out")
 completed=$(python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["outcomes"]; print(o["ok"]+o["http_error"])' "$dir/run.json")
 python3 - "$instructions" "$completed" <<'EOF'

@@ -4,8 +4,9 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format-14
       libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libssl-dev openssl libyaml-cpp-dev
       libgtest-dev libgmock-dev libbenchmark-dev libnghttp2-dev nghttp2-client
+      libprotobuf-dev protobuf-compiler libsnappy-dev
       nginx-light nodejs npm python3 python3-jsonschema python3-lxml python3-yaml wrk iproute2 procps util-linux
-      chromium fonts-dejavu-core)
+      chromium fonts-dejavu-core prometheus)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

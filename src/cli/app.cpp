@@ -158,9 +158,22 @@ void add_run_options(CLI::App& cmd, run_options& o) {
                  "start the measured window at this wall-clock time (RFC 3339 or Unix seconds)");
   cmd.add_option("--out-dir", o.out_dir, "write shard-I-of-N.json and shard-I-of-N.hlog into DIR")
       ->check(not_empty);
+  cmd.add_option("--metrics-listen", o.metrics_listen,
+                 "serve live metrics in the Prometheus text format at HOST:PORT/metrics (:PORT "
+                 "binds 127.0.0.1), refreshed every second")
+      ->check(not_empty);
+  cmd.add_option("--metrics-linger", o.metrics_linger,
+                 "keep serving the final metrics this long after the run (default 5s)");
   cmd.add_option("--run-id", o.run_id,
                  "name the run in its report, the same on every shard (default: from --start-at "
                  "and the workload, else random)");
+  cmd.add_option("--remote-write", o.remote_write,
+                 "push the live metrics to this Prometheus remote-write URL every second "
+                 "(http://HOST:PORT/api/v1/write)");
+  cmd.add_option("--remote-write-header", o.remote_write_headers,
+                 "header 'Name: value' on every remote-write push, e.g. authentication "
+                 "(repeatable)")
+      ->allow_extra_args(false);
 }
 
 void add_run_command(CLI::App& app, command_runner& chosen) {

@@ -20,6 +20,7 @@
 #include "cli/shard_options.hpp"
 #include "engine/memory_account.hpp"
 #include "engine/pacer.hpp"
+#include "metrics/remote_write.hpp"
 #include "punctual/histogram/interval_log.hpp"
 #include "punctual/histogram/percentile_text.hpp"
 #include "report/json.hpp"
@@ -62,6 +63,10 @@ class signal_scope {
 
 bool interrupt_requested() noexcept {
   return signals_seen.load() > 0;
+}
+
+int signals_received() noexcept {
+  return signals_seen.load();
 }
 
 void write_interval(hdr::interval_log_writer& log, std::int64_t index, const record::view_set& v,
@@ -189,8 +194,15 @@ int exit_code_for(const engine::run_result& r, const report::verdicts& v) {
 }
 
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
-                               analysis::interval_series* series, progress_line* progress) {
+                               analysis::interval_series* series, progress_line* progress,
+                               live_metrics* metrics) {
   engine::load_run run(setup.config, engine::system_parts(setup.config));
+  if (metrics) {
+    metrics->begin(setup.config);
+    run.set_poll_hook([&run, metrics](const engine::run_collector& c, bool final) {
+      metrics->on_poll(c, final, run.start_mapping());
+    });
+  }
   // Each interval's .hlog lines go to the file as the interval ends (through hlog_text).
   std::optional<atomic_file_writer> hlog_file;
   if (!hlog_path.empty()) hlog_file.emplace(hlog_path);
@@ -199,6 +211,7 @@ engine::run_result perform_run(const run_setup& setup, const std::string& hlog_p
   const auto sink = [&](std::int64_t index, const record::view_set& v) {
     if (series) series->add(v);
     if (progress) progress->on_interval(index, v);
+    if (metrics) metrics->on_interval(v);
     if (!hlog_file) return;
     if (!log) {
       // StartTime and BaseTime are the measured window's start, as jHiccup writes them.
@@ -272,16 +285,23 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
   }
   for (const auto& note : setup.notes) std::fprintf(stderr, "punctual: note: %s\n", note.c_str());
   if (setup.config.start_at && !o.quiet) {
-    std::fprintf(
-        stderr, "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
-        run::shard_name(setup.config).c_str(), o.start_at.c_str(),
-        analysis::duration_text(std::max(*setup.config.start_at - net::unix_now(), nanoseconds{0}))
-            .c_str());
+    std::fprintf(stderr,
+                 "punctual: %s waits for --start-at %s (the measured window starts in %s)\n",
+                 run::shard_name(setup.config).c_str(), o.start_at.c_str(),
+                 analysis::duration_text(std::max(*setup.config.start_at - net::unix_now(),
+                                                  std::chrono::nanoseconds{0}))
+                     .c_str());
   }
+  std::unique_ptr<live_metrics> metrics = live_metrics::from_options(o);
   analysis::interval_series series(analysis::slo_percentiles(setup.slos));
   progress_line progress(choose_progress(o.quiet, o.progress, isatty(STDERR_FILENO) == 1), stderr,
                          setup.config.duration, setup.config.interval);
-  const engine::run_result r = perform_run(setup, o.hlog_out, &series, &progress);
+  // The remote-write sink is started before the run (a shard waiting for --start-at pushes from
+  // its first second) and closed after it: its final push is bounded, never fatal.
+  auto* const remote = attach_remote_write(setup.remote_write, setup.config.run_id,
+                                           setup.config.shard_index(), metrics);
+  engine::run_result r = perform_run(setup, o.hlog_out, &series, &progress, metrics.get());
+  if (remote) r.remote_write = remote->close();
   progress.finish();
   const report::verdicts verdicts = judge(setup, r, series);
   std::ostringstream text;
@@ -291,6 +311,10 @@ int run_command(const run_options& typed, const std::vector<std::string>& comman
   if (!o.hgrm_out.empty()) {
     write_file_atomically(o.hgrm_out, hdr::percentile_distribution_text(
                                           r.measured.views[record::view::response_time]));
+  }
+  if (metrics) {
+    const int seen = signals_received();
+    metrics->linger([seen] { return signals_received() > seen; });
   }
   return exit_code_for(r, verdicts);
 }

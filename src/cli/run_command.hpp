@@ -5,6 +5,7 @@
 
 #include "analysis/interval_series.hpp"
 #include "cli/atomic_file.hpp"
+#include "cli/live_metrics.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_options.hpp"
 #include "engine/run.hpp"
@@ -19,13 +20,16 @@ int run_command(const run_options& o, const std::vector<std::string>& command_li
 
 // Runs the load with SIGINT/SIGTERM ending the window early; writes the interval log to
 // `hlog_path` (if not empty) as the run goes, and feeds every interval to `series` and
-// `progress` (if given). Throws run_error if nothing could connect.
+// `progress` (if given), and the run's counts and intervals to `metrics` (if given) on the
+// collecting thread. Throws run_error if nothing could connect.
 engine::run_result perform_run(const run_setup& setup, const std::string& hlog_path,
                                analysis::interval_series* series = nullptr,
-                               progress_line* progress = nullptr);
+                               progress_line* progress = nullptr, live_metrics* metrics = nullptr);
 
 // A SIGINT or SIGTERM arrived since the first run began (between runs too).
 bool interrupt_requested() noexcept;
+// How many have arrived (a wait after the run ends at the next one).
+int signals_received() noexcept;
 
 // One interval of the run's .hlog: the response time untagged, the other views and each name's
 // response time tagged.

@@ -370,6 +370,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   if (std::string note = apply_run_identity(o, c, s.slo_bound); !note.empty())
     s.notes.push_back(std::move(note));
   resolve_slo_names(s.slos, c);
+  s.remote_write = parse_remote_write(o.remote_write, o.remote_write_headers);
   return s;
 }
 

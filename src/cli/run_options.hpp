@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analysis/slo.hpp"
+#include "cli/remote_write_options.hpp"
 #include "cli/retry_options.hpp"
 #include "run/config.hpp"
 
@@ -71,10 +72,14 @@ struct run_options {
   std::string key;
   std::vector<std::string> resolve;  // HOST:PORT:ADDR
   // Distributed runs (docs/distributed.md)
-  std::string shard;     // I/N, or env/N (I from JOB_COMPLETION_INDEX)
-  std::string start_at;  // RFC 3339 or Unix seconds: when the measured window starts
-  std::string out_dir;   // DIR: shard-I-of-N.json and shard-I-of-N.hlog
-  std::string run_id;    // the run's id, the same on every shard; empty: derived or random
+  std::string shard;           // I/N, or env/N (I from JOB_COMPLETION_INDEX)
+  std::string start_at;        // RFC 3339 or Unix seconds: when the measured window starts
+  std::string out_dir;         // DIR: shard-I-of-N.json and shard-I-of-N.hlog
+  std::string run_id;          // the run's id, the same on every shard; empty: derived or random
+  std::string metrics_listen;  // --metrics-listen HOST:PORT; empty: no scrape endpoint
+  std::string metrics_linger = "5s";  // --metrics-linger: how long it serves the final values
+  std::string remote_write;           // URL: push the series there every second
+  std::vector<std::string> remote_write_headers;  // "Name: value" on each push (repeatable)
 };
 
 struct run_setup {
@@ -82,6 +87,7 @@ struct run_setup {
   std::vector<analysis::slo_expression> slos;
   analysis::bound_mode slo_bound = analysis::bound_mode::point;
   bool allow_uncorrected = false;
+  std::optional<remote_write_target> remote_write;  // --remote-write, checked
   // One line each for stderr before the run: what the options mean that the user may not expect.
   std::vector<std::string> notes;
 };

@@ -13,7 +13,9 @@
 #include "cli/run_command.hpp"
 #include "cli/scenario_options.hpp"
 #include "cli/units.hpp"
+#include "metrics/remote_write.hpp"
 #include "report/junit.hpp"
+#include "run/workload_identity.hpp"
 #include "search/step_facts.hpp"
 
 namespace punctual::cli {
@@ -218,12 +220,13 @@ namespace {
 // Each step and probe a `punctual run` on real sockets; the wall clock measures the search.
 class socket_runner final : public search::step_runner {
  public:
-  explicit socket_runner(const search_setup& s) : s_(s), start_(std::chrono::steady_clock::now()) {}
+  socket_runner(const search_setup& s, live_metrics* metrics)
+      : s_(s), metrics_(metrics), start_(std::chrono::steady_clock::now()) {}
 
   search::step_facts run_step(const search::step_plan& plan) override {
     const run_setup setup = step_setup(s_, plan);
     analysis::interval_series series(analysis::slo_percentiles(setup.slos));
-    const engine::run_result r = perform_run(setup, "", &series, nullptr);
+    const engine::run_result r = perform_run(setup, "", &series, nullptr, metrics_);
     interrupted_ = interrupted_ || r.interrupted;
     search::step_facts f = judge_step(setup, r, series);
     if (!s_.quiet) {
@@ -246,6 +249,7 @@ class socket_runner final : public search::step_runner {
 
  private:
   const search_setup& s_;
+  live_metrics* metrics_;  // each step's live metrics (the probe's are not served)
   std::chrono::steady_clock::time_point start_;
   bool interrupted_ = false;
   std::size_t steps_ = 0;
@@ -261,9 +265,23 @@ int search_command(const search_options& o, const std::vector<std::string>& comm
                  "given)\n",
                  s.context.added_slo.c_str());
   }
-  socket_runner runner(s);
+  std::unique_ptr<live_metrics> metrics = live_metrics::from_options(o.run);
+  // One remote-write sink for the whole search: each step's series go on under one run_id.
+  auto* const remote =
+      attach_remote_write(parse_remote_write(o.run.remote_write, o.run.remote_write_headers),
+                          o.run.run_id.empty() ? run::random_run_id() : o.run.run_id, 0, metrics);
+  socket_runner runner(s, metrics.get());
   const search::outcome out = search::run_search(s.settings, runner);
-  return report_search(s, out);
+  if (remote) {
+    const auto pushed = remote->close();
+    if (!s.quiet) std::fprintf(stderr, "punctual: %s\n", report::remote_write_line(pushed).c_str());
+  }
+  const int code = report_search(s, out);
+  if (metrics) {
+    const int seen = signals_received();
+    metrics->linger([seen] { return signals_received() > seen; });
+  }
+  return code;
 }
 
 }  // namespace punctual::cli

@@ -64,7 +64,9 @@ run_collector::run_collector(const run_config& config,
       sink_(sink),
       pending_(config.name_count()),
       taken_(workers.size(), -1),
-      worst_(whole_seconds(config.duration)) {}
+      worst_(whole_seconds(config.duration)),
+      worker_live_(workers.size(), record::live_counts(config.name_count())),
+      live_(config.name_count()) {}
 
 void run_collector::poll(const run_control& control) {
   poll_intervals();
@@ -80,13 +82,16 @@ void run_collector::poll(const run_control& control) {
 // summarises it for the timeline, hands it to the sink) once every worker has handed it over.
 // Every measured sample is in exactly one interval: the run's totals are their sum.
 void run_collector::poll_intervals() {
+  bool took = false;
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     auto& ex = workers_[i]->recorder().intervals();
     const std::int64_t index = ex.waiting();
     if (index < 0) continue;
-    ex.take(pending_.at(index));
+    ex.take(pending_.at(index), &worker_live_[i]);
     taken_[i] = std::max(taken_[i], index);
+    took = true;
   }
+  if (took) sum_live();
   const std::int64_t ready = *std::min_element(taken_.begin(), taken_.end());
   for (; next_emit_ <= ready; ++next_emit_) {
     emit(next_emit_);
@@ -105,8 +110,14 @@ void run_collector::poll_seconds() {
   worst_.complete_through(through);
 }
 
+void run_collector::sum_live() {
+  live_ = record::live_counts(config_.name_count());
+  for (const auto& w : worker_live_) live_.add(w);
+}
+
 void run_collector::emit(std::int64_t index) {
   const record::view_set& views = pending_.at(index);
+  queue_depth_ = views.counts().queue_depth_max;
   result_.measured.views.add(views);
   result_.series.push_back(record::summarize_interval(index, views));
   sink_(index, views);
@@ -143,6 +154,10 @@ void run_collector::finish(const run_control& control, nanoseconds now) {
   poll_seconds();
   result_.worst_second = worst_.take_worst();
   add_up();
+  live_.measured = result_.measured.counts;
+  live_.warmup = result_.warmup.counts;
+  live_.by_name = result_.by_name;
+  live_.in_flight = 0;
   if (config_.start_at) result_.start_lag = start_lag(result_.workers);
 }
 

@@ -24,6 +24,11 @@ namespace punctual::engine {
 // Called on the collecting thread for each finished interval, in order.
 using interval_sink = std::function<void(std::int64_t index, const record::view_set& views)>;
 
+class run_collector;
+// Called on the collecting thread after each poll of the collector (every 20 ms while the run
+// lasts), and once after its finish() with `final` true: where the live metrics are made.
+using poll_hook = std::function<void(const run_collector& collector, bool final)>;
+
 class run_collector {
  public:
   static constexpr nanoseconds period{20'000'000};
@@ -36,6 +41,12 @@ class run_collector {
   // Once every worker has ended: the last intervals and seconds, and the workers' counts, costs
   // and clocks added into the result. `now`: when the drain ended.
   void finish(const run_control& control, nanoseconds now);
+
+  // The run's counts so far (the live metrics): while the workers run, the sum of what each
+  // handed over with its last interval; after finish(), the run's own totals, equal to the
+  // result's. `queue_depth`: the most requests that waited at once in the last interval.
+  const record::live_counts& live() const noexcept { return live_; }
+  std::uint64_t queue_depth() const noexcept { return queue_depth_; }
 
   // The run's histograms and series, by owner (engine/memory_account.hpp). On the collecting
   // thread, while the workers run or after.
@@ -59,6 +70,7 @@ class run_collector {
   void poll_seconds();
   void emit(std::int64_t index);
   void add_up();
+  void sum_live();
 
   const run_config& config_;
   std::vector<std::unique_ptr<worker>>& workers_;
@@ -68,6 +80,9 @@ class run_collector {
   std::vector<std::int64_t> taken_;
   std::int64_t next_emit_ = 0;
   record::worst_second_finder worst_;
+  std::vector<record::live_counts> worker_live_;  // each worker's last handed-over counts
+  record::live_counts live_;
+  std::uint64_t queue_depth_ = 0;
 };
 
 }  // namespace punctual::engine

@@ -139,6 +139,7 @@ run_result load_run::execute(const interval_sink& sink) {
   while (running.load(std::memory_order_acquire) > 0) {
     sleep_for(run_collector::period);
     collector.poll(control_);
+    if (poll_hook_) poll_hook_(collector, false);
     if (!probed && parts_.clock->now() - result.measure_start >= memory_probe_at) {
       memory_probe_("10s", collector.memory());
       probed = true;
@@ -146,6 +147,7 @@ run_result load_run::execute(const interval_sink& sink) {
   }
   for (auto& t : threads) t.join();
   collector.finish(control_, parts_.clock->now());
+  if (poll_hook_) poll_hook_(collector, true);
   if (memory_probe_) memory_probe_("end", collector.memory());
   return result;
 }

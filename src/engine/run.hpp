@@ -41,6 +41,9 @@ class load_run {
   // A debug account of the run's memory (before execute()).
   void set_memory_probe(memory_probe probe) { memory_probe_ = std::move(probe); }
 
+  // Called on the collecting thread after each poll and after the finish (before execute()).
+  void set_poll_hook(poll_hook hook) { poll_hook_ = std::move(hook); }
+
   // Safe to call from a signal handler: ends the measured window now.
   void interrupt() noexcept;
 
@@ -68,6 +71,7 @@ class load_run {
   std::unique_ptr<claim_board> claims_;
   std::vector<std::unique_ptr<worker>> workers_;
   memory_probe memory_probe_;
+  poll_hook poll_hook_;
 };
 
 struct run_failure : std::runtime_error {

@@ -125,6 +125,7 @@ bool worker::turn() {
   dispatch_retries(now);
   serve_queue(now);
   check_deadlines(now);
+  recorder_->set_in_flight(in_flight_.size());
   recorder_->roll_intervals(now);
   // Users that ended (on a response, a deadline or the cutoff) give back their connections.
   release_users(now);

@@ -57,12 +57,46 @@ struct counters {
   void add(const counters& other) noexcept;
 };
 
+// The status codes one name saw: each distinct code in a slot of its own, the first
+// `capacity` of them, and any code after those in `other` (the live metrics' code="other").
+// A fixed array searched from the front: a name sees one to three codes in practice, so the
+// code it answers with is found in the first slots, and counting never allocates.
+struct status_counts {
+  static constexpr std::size_t capacity = 64;
+  std::array<std::uint16_t, capacity> codes{};
+  std::array<std::uint64_t, capacity> counts{};
+  std::uint64_t other = 0;
+  std::uint32_t used = 0;
+
+  void count(int code, std::uint64_t n = 1) noexcept {
+    for (std::uint32_t i = 0; i < used; ++i) {
+      if (codes[i] == code) {
+        counts[i] += n;
+        return;
+      }
+    }
+    if (used < capacity && code >= 0 && code <= 0xffff) {
+      codes[used] = static_cast<std::uint16_t>(code);
+      counts[used++] = n;
+      return;
+    }
+    other += n;
+  }
+  void add(const status_counts& o) noexcept {
+    for (std::uint32_t i = 0; i < o.used; ++i) count(o.codes[i], o.counts[i]);
+    other += o.other;
+  }
+};
+
 // The measured window's outcomes of one request name (a --requests entry). The same
 // denominator rule holds per name: planned == the sum of its outcomes.
 struct name_counts {
   std::uint64_t planned = 0;
   std::array<std::uint64_t, outcome_count> outcomes{};
   std::uint64_t sessions_failed_here = 0;  // a hybrid step: sessions whose first failure it was
+  // Its whole responses by status code, and its socket errors by reason (the live metrics').
+  status_counts statuses;
+  std::array<std::uint64_t, socket_reason_count> socket_errors{};
 
   // Timeouts and unfinished requests: their recorded times are lower bounds.
   std::uint64_t censored() const noexcept {
@@ -72,6 +106,28 @@ struct name_counts {
     planned += other.planned;
     sessions_failed_here += other.sessions_failed_here;
     for (std::size_t i = 0; i < outcome_count; ++i) outcomes[i] += other.outcomes[i];
+    statuses.add(other.statuses);
+    for (std::size_t i = 0; i < socket_reason_count; ++i)
+      socket_errors[i] += other.socket_errors[i];
+  }
+};
+
+// A worker's counts so far, copied at each interval hand-over for the live metrics: the
+// collector sums the workers' latest copies while they run (engine::run_collector::live).
+// Sized before the run; a copy into it never allocates.
+struct live_counts {
+  counters measured;
+  counters warmup;
+  std::vector<name_counts> by_name;
+  std::uint64_t in_flight = 0;  // requests sent and not yet ended, at the copy
+
+  explicit live_counts(std::size_t names = 0) : by_name(names) {}
+  void add(const live_counts& other) noexcept {
+    measured.add(other.measured);
+    warmup.add(other.warmup);
+    for (std::size_t i = 0; i < by_name.size() && i < other.by_name.size(); ++i)
+      by_name[i].add(other.by_name[i]);
+    in_flight += other.in_flight;
   }
 };
 

@@ -284,6 +284,7 @@ void recorder::on_response(const request_times& t, nanoseconds done, int status,
   prefetch_answer(t, done);
   counters& c = counts_of(t.accounted_at());
   if (status >= 0 && status < static_cast<int>(c.status.size())) c.status[status]++;
+  if (&c == &measured_ && !names_.empty()) names_[t.name].statuses.count(status);
   if (failed == response_check::body) c.body_missing++;
   if (failed == response_check::capture) c.capture_missing++;
   if (in_window(done)) c.completed_in_window++;
@@ -294,7 +295,9 @@ void recorder::on_response(const request_times& t, nanoseconds done, int status,
 
 void recorder::on_socket_error(const request_times& t, nanoseconds failed_at,
                                socket_reason why) noexcept {
-  counts_of(t.accounted_at()).socket_errors[index(why)]++;
+  counters& c = counts_of(t.accounted_at());
+  c.socket_errors[index(why)]++;
+  if (&c == &measured_ && !names_.empty()) names_[t.name].socket_errors[index(why)]++;
   record_response_time(t, failed_at, failed_at - t.intended, false);
   finish(t, outcome::socket_error, failed_at);
 }
@@ -312,6 +315,13 @@ void recorder::on_unfinished(const request_times& t, nanoseconds interrupted_at)
 
 void recorder::roll_intervals(nanoseconds now) noexcept {
   if (now < next_boundary_) return;
+  // The counts so far go with the set: while the spare is with the collector this only
+  // rewrites the worker's own copy, and the next hand-over carries newer counts.
+  live_counts& totals = exchange_.current_totals();
+  totals.measured = measured_;
+  totals.warmup = warmup_.counts;
+  std::copy(names_.begin(), names_.end(), totals.by_name.begin());
+  totals.in_flight = in_flight_;
   // If the spare set is still with the collector, keep recording into the current one: the
   // interval then spans more than one second, which the collector accounts for.
   if (exchange_.hand_over(interval_index_)) {

@@ -167,6 +167,8 @@ class recorder {
     window_end_ = std::clamp(at, measure_start_, window_end_);
   }
 
+  // Requests sent and not yet ended right now (the live metrics' gauge; call each turn).
+  void set_in_flight(std::size_t n) noexcept { in_flight_ = n; }
   // Hands the interval views over at each interval boundary; call often (cheap compare).
   void roll_intervals(nanoseconds now) noexcept;
   nanoseconds next_interval_boundary() const noexcept { return next_boundary_; }
@@ -236,6 +238,7 @@ class recorder {
   nanoseconds retire_lag_;           // a second is complete this long after its end
   std::vector<second_views> steps_;  // by step name; empty outside the hybrid model
   outcome_listener* listener_ = nullptr;
+  std::size_t in_flight_ = 0;
 };
 
 }  // namespace punctual::record

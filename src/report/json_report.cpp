@@ -159,6 +159,17 @@ json protocol_json(const run::config& config, const run::result& r) {
   return p;
 }
 
+json remote_write_json(const metrics::push_stats& s) {
+  return {{"url", s.url},
+          {"snapshots", s.snapshots},
+          {"pushes", s.requests},
+          {"samples", s.samples},
+          {"failed_attempts", s.failed_attempts},
+          {"dropped", s.dropped},
+          {"final_pushed", s.final_pushed},
+          {"last_error", s.last_error.empty() ? json(nullptr) : json(s.last_error)}};
+}
+
 json tls_json(const run::config& config, const run::result& r) {
   const auto& c = r.measured.counts;
   json t{{"version", r.tls ? json(r.tls->version) : json(nullptr)},
@@ -292,6 +303,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"text_report", text_report},
            {"histograms", histograms_json(config, r)}};
   if (config.tls.enabled) doc["tls"] = tls_json(config, r);
+  if (r.remote_write) doc["remote_write"] = remote_write_json(*r.remote_write);
   if (!config.mix.empty()) doc["by_name"] = by_name_json(config, r);
   if (config.hybrid()) {
     doc["sessions"] = sessions_json(config, r);

@@ -50,6 +50,10 @@ struct text_options {
   bool full_service = false;  // the service time's
 };
 
+// "remote write: N pushes accepted (...), ... final values stored": what --remote-write did,
+// one line without its newline (the text report's, and search's on stderr).
+std::string remote_write_line(const metrics::push_stats& s);
+
 void write_text(std::ostream& out, const run::config& c, const run::result& r, const verdicts& v,
                 const text_options& o);
 // `text_report`: the text report as printed, kept in the JSON (`punctual report` prints it again).

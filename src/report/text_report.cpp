@@ -251,6 +251,11 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
       run::name(c.precision), cpu_share * 100, sent ? static_cast<double>(sleeps) / sent : 0.0);
 }
 
+// One line: remote write's failures are never fatal, so the report is where they show.
+void write_remote_write(std::ostream& out, const run::result& r) {
+  if (r.remote_write) fmt::print(out, "{}\n", remote_write_line(*r.remote_write));
+}
+
 void write_errors_and_transfer(std::ostream& out, const run::config& config, const run::result& r) {
   const auto& c = r.measured.counts;
   write_errors_line(out, config, c);
@@ -262,6 +267,15 @@ void write_errors_and_transfer(std::ostream& out, const run::config& config, con
 }
 
 }  // namespace
+
+std::string remote_write_line(const metrics::push_stats& s) {
+  return fmt::format(
+      "remote write: {} pushes accepted ({} samples), {} failed, {} of {} snapshots dropped; "
+      "final values {}{}",
+      s.requests, s.samples, s.failed_attempts, s.dropped, s.snapshots,
+      s.final_pushed ? "stored" : "NOT stored",
+      s.last_error.empty() ? "" : " (last error: " + s.last_error + ")");
+}
 
 double lower_bound_from(std::uint64_t censored, std::int64_t count) noexcept {
   if (censored == 0 || count <= 0) return 101;
@@ -289,6 +303,7 @@ void write_text(std::ostream& out, const run::config& c, const run::result& r, c
   write_sessions_text(out, c, r);
   write_worst_text(out, c, r, holders_of(c, r, v));
   write_generator(out, c, r);
+  write_remote_write(out, r);
   write_errors_and_transfer(out, c, r);
   write_slos(out, v);
   write_validity(out, v, o.verbose);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/push_stats.hpp"
 #include "net/clock.hpp"
 #include "punctual/histogram/histogram.hpp"
 #include "record/counters.hpp"
@@ -99,6 +100,8 @@ struct result {
   std::uint64_t worst_second_lost = 0;
   // The hybrid model: each step's requests of the measured window, by step name (config::mix).
   std::vector<record::second_views> steps;
+  // --remote-write: what the pusher did, its final push included (set after the run's end).
+  std::optional<metrics::push_stats> remote_write;
 };
 
 // How many requests a connection carried at once: over HTTP/2, --max-streams (in the closed

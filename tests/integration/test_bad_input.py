@@ -102,6 +102,18 @@ def cases(url, traces):
         # the run's id
         ("run id with a space", ["run", *ok, "--run-id", "a run", url], "--run-id 'a run'"),
         ("run id too long", ["run", *ok, "--run-id", "x" * 65, url], "1 to 64"),
+        # remote write
+        ("remote write no scheme", ["run", *ok, "--remote-write", "prom:9090", url],
+         "--remote-write 'prom:9090'"),
+        ("remote write https", ["run", *ok, "--remote-write", "https://127.0.0.1:9/api/v1/write",
+                                url], "https is not supported"),
+        ("remote write header alone", ["run", *ok, "--remote-write-header", "A: b", url],
+         "needs --remote-write"),
+        ("remote write header malformed", ["run", *ok, "--remote-write", "http://127.0.0.1:9/w",
+                                           "--remote-write-header", "nocolon", url], "nocolon"),
+        ("remote write header of its own", ["run", *ok, "--remote-write", "http://127.0.0.1:9/w",
+                                            "--remote-write-header", "Content-Encoding: gzip", url],
+         "set by remote write itself"),
         # durations
         ("zero duration", ["run", "-R", "100", "-d", "0s", url], "duration"),
         ("negative duration", ["run", "-R", "100", "-d", "-5s", url], "-5s"),

@@ -25,6 +25,11 @@ DOCKERFILE = os.path.join(ROOT, "Dockerfile")
 INSTALL_DEPS = os.path.join(ROOT, "scripts", "install-deps.sh")
 # Runtime packages no `ldd` finds, and why the image needs them.
 NON_LIBRARY = {"ca-certificates": "https:// targets are verified against the system store"}
+# Build packages no `ldd` can see (a compiler, headers-only use), and why the build stage needs
+# them: CMakeLists.txt's find_package and find_library fail without them.
+BUILD_ONLY = {"protobuf-compiler": "protoc generates the remote-write messages (src/metrics/proto)",
+              "libprotobuf-dev": "the protobuf headers and library the messages compile against",
+              "libsnappy-dev": "snappy.h and the library that compresses remote-write bodies"}
 # Sanitizer runtimes: an ASan or TSan build links them, the image's Release build does not.
 SANITIZER_LIBRARY = re.compile(r"^lib(asan|ubsan|tsan|lsan)\.so")
 
@@ -130,6 +135,20 @@ def check_build_stage(text):
     check(build, "the build stage installs nothing")
     unknown = [p for p in build if p not in known]
     check(not unknown, f"build-stage packages not in scripts/install-deps.sh: {unknown}")
+    missing = [f"{p} ({why})" for p, why in BUILD_ONLY.items() if p not in build]
+    check(not missing, f"the build stage lacks {'; '.join(missing)}")
+
+
+def negative_build_only(text):
+    """A copy whose build stage lacks protoc must fail the build-stage check."""
+    altered = re.sub(r"(?<=\s)protobuf-compiler(?=\s)", " ", text, count=1)
+    check(altered != text, "could not remove protobuf-compiler from the Dockerfile text")
+    try:
+        check_build_stage(altered)
+    except AssertionError as e:
+        check("protobuf-compiler" in str(e), f"the wrong complaint without protoc: {e}")
+        return
+    raise AssertionError("a build stage without protobuf-compiler passed the check")
 
 
 def negative_missing(text, needed):
@@ -163,6 +182,7 @@ def main():
     checks.run("build stage installs known build packages", check_build_stage, text)
     checks.run("negative control: a needed package removed is reported", negative_missing, text, needed)
     checks.run("negative control: an unneeded package added is reported", negative_extra, text, needed)
+    checks.run("negative control: a build stage without protoc is reported", negative_build_only, text)
     checks.finish()
 
 

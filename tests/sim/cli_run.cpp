@@ -57,7 +57,9 @@ cli_result simulate_setup(cli::run_setup built, const surroundings& around,
       log->write_header("[Logged with punctual 0.1.0]");
     }
     cli::write_interval(*log, index, v, c);
+    if (around.on_interval) around.on_interval(v);
   });
+  if (around.before_run) around.before_run(sim);
   if (!sim.run()) {
     out.exit_code = cli::exit_run_failed;
     return out;

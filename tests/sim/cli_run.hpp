@@ -4,6 +4,7 @@
 // target URL must be a numeric address (it is resolved, never reached).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ struct surroundings {
   // engine waits for it in real time until 2 s before it, so it must lie within 2 s of the
   // world's start (world::clock().unix_now() of a new world).
   std::optional<nanoseconds> start_at;
+  // Called with the simulation before it runs (e.g. to set a poll hook), and with each interval
+  // the collector emits, after the CLI's own use of it (the live metrics' registry).
+  std::function<void(simulation&)> before_run;
+  std::function<void(const record::view_set&)> on_interval;
 };
 
 struct cli_result {

@@ -128,6 +128,7 @@ bool simulation::run() {
   world_->at(world_->now() + engine::run_collector::period, [this] { poll(); });
   world_->run_until([this] { return running_ == 0; }, nanoseconds::max());
   collector_->finish(run_->control(), world_->now());
+  if (poll_hook_) poll_hook_(*collector_, true);
   return true;
 }
 
@@ -163,6 +164,7 @@ void simulation::step(std::uint32_t w) {
 void simulation::poll() {
   if (running_ == 0) return;
   collector_->poll(run_->control());
+  if (poll_hook_) poll_hook_(*collector_, false);
   world_->at(world_->now() + engine::run_collector::period, [this] { poll(); });
 }
 

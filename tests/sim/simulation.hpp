@@ -78,6 +78,8 @@ class simulation final : private engine::request_tap {
 
   // Where each interval goes as the collector emits it (before run()).
   void set_sink(engine::interval_sink sink) { sink_ = std::move(sink); }
+  // Called after each poll of the collector and after its finish, as load_run calls it.
+  void set_poll_hook(engine::poll_hook hook) { poll_hook_ = std::move(hook); }
   // Runs `probe` at `offset` from the schedule's start (before run(): the start is fixed once
   // the connections are open), e.g. to look at the run then, or to change the server.
   void at_offset(nanoseconds offset, std::function<void()> probe) {
@@ -126,6 +128,7 @@ class simulation final : private engine::request_tap {
   std::unique_ptr<engine::load_run> run_;
   std::unique_ptr<engine::run_collector> collector_;
   engine::interval_sink sink_;
+  engine::poll_hook poll_hook_;
   run::result result_;
   std::optional<std::string> failure_;
   std::vector<std::pair<nanoseconds, std::function<void()>>> probes_;

@@ -270,6 +270,18 @@ TEST(engine_alloc, h2_request_path_allocates_nothing) {
       << "the worker threads allocated per request over HTTP/2";
 }
 
+// Mix entries of these names, each the run's own request with this weight.
+void add_names(engine::run_config& c, std::initializer_list<const char*> names, double weight) {
+  for (const char* name : names) {
+    run::named_request r;
+    r.name = name;
+    r.bytes = c.request;
+    r.weight = weight;
+    r.expected_status = c.expected_status;
+    c.mix.push_back(std::move(r));
+  }
+}
+
 // The hybrid model: users arrive at 400/s and each runs two steps (1 ms think between), the
 // second searching its body for a text. Arrivals, the session heap, the keyed draws and the
 // body search allocate nothing per user once the run has started.
@@ -281,14 +293,7 @@ long hybrid_allocations_for(std::uint16_t port, std::chrono::milliseconds durati
   h.scenarios.push_back({"s", 1, {{0, {}, nullptr, {}, false}, {1, {}, nullptr, {}, false}}, 2});
   h.scenarios[0].steps[0].think.a = std::chrono::milliseconds(1);
   h.graceful_stop = std::chrono::seconds(2);
-  for (const char* name : {"s.one", "s.two", "s.session"}) {
-    run::named_request r;
-    r.name = name;
-    r.bytes = c.request;
-    r.weight = 0;
-    r.expected_status = c.expected_status;
-    c.mix.push_back(std::move(r));
-  }
+  add_names(c, {"s.one", "s.two", "s.session"}, 0);
   c.mix[1].expect_body = std::make_shared<const http::body_needle>("ok");
   c.mix[2].session = true;
   c.mix[2].bytes.clear();
@@ -311,6 +316,35 @@ TEST(engine_alloc, hybrid_session_path_allocates_nothing) {
   EXPECT_EQ(r.short_planned, 400u);  // 200 users, two steps each
   EXPECT_EQ(r.long_planned, 1200u);
   EXPECT_EQ(r.long_run, r.short_run) << "the worker threads allocated per user or step";
+}
+
+// A mix of three names against a server that fails some requests with 503: each name counts
+// its status codes and socket errors (the live metrics' per-name counters), and at every
+// interval boundary (100 ms here) the worker copies all its counts into the set it hands the
+// collector. Neither allocates: the long run has three times the requests and boundaries.
+long named_allocations_for(std::uint16_t port, std::chrono::milliseconds duration,
+                           std::uint64_t& planned) {
+  engine::run_config c = test::loopback_get(port);
+  c.connections = 4;
+  c.interval = std::chrono::milliseconds(100);
+  add_names(c, {"home", "search", "cart"}, 1);
+  record::counters counts;
+  const long allocations = counted_run(c, 2000, duration, counts);
+  planned = counts.planned;
+  EXPECT_GT(counts.status[503], planned / 10);  // more than one code per name
+  return allocations;
+}
+
+TEST(engine_alloc, per_name_codes_and_live_counts_allocate_nothing) {
+  main_thread = std::this_thread::get_id();
+  served s;
+  start_server(s, {"--fault", "503:0.3"});
+  ASSERT_GT(s.port, 0);
+  const auto r = run_short_and_long(
+      [&](auto d, std::uint64_t& planned) { return named_allocations_for(s.port, d, planned); });
+  EXPECT_EQ(r.long_planned, 3 * r.short_planned);
+  EXPECT_EQ(r.long_run, r.short_run)
+      << "the worker threads allocated per named request or per interval hand-over";
 }
 
 TEST(engine_alloc, the_counter_sees_worker_threads) {
