@@ -6,7 +6,9 @@ Prometheus, each lingering after the run (until SIGTERM) so that a scrape sees t
   included), each histogram's _count equals the JSON's count of that view, and
   histogram_quantile() over the buckets is within the documented factor of the JSON's p99;
 - a mix of 200 names, all of them failing some requests: every name's error series is stored
-  and equals its by_name count.
+  and equals its by_name count;
+- the one-URL run also remote-writes to the same Prometheus: the pushed series (labelled with
+  the run_id, no job) agree with the scraped ones, counter by counter and bucket by bucket.
 Also: bad --metrics-listen and --metrics-linger values are refused in one line with exit 2.
 
 Usage: python3 test_metrics_scrape.py PATH_TO_PUNCTUAL
@@ -97,6 +99,20 @@ def check_one_url(server, report, port):
     check_eq(info[0]["metric"].get("run_id"), report["run_id"], "punctual_info's run_id")
 
 
+def check_pushed_agrees(server, report, port):
+    """The remote-written series (no job label: not scraped) equal the scraped ones."""
+    scraped = f'instance="127.0.0.1:{port}"'
+    pushed = f'job="",run_id="{report["run_id"]}"'
+    for metric, key in (("punctual_requests_total", "outcome"),
+                        ("punctual_http_responses_total", "code"),
+                        ("punctual_response_time_seconds_bucket", "le"),
+                        ("punctual_send_lag_seconds_bucket", "le")):
+        want = values(server, LAST.format(f"{metric}{{{scraped}}}"), key)
+        check(len(want) > 1, f"no scraped {metric}")
+        got = stored(server, LAST.format(f"{metric}{{{pushed}}}"), key, want)
+        check_eq(got, want, f"{metric}: pushed against scraped")
+
+
 def check_names(server, report, port):
     instance = f'instance="127.0.0.1:{port}"'
     check_eq(len(report["by_name"]), NAMES, "names in the report")
@@ -131,7 +147,8 @@ def scrape_both(binary, mix, tmp, one_port, names_port):
     with harness.punctual_serve(binary, "--fault", "503:0.2") as s1, \
             harness.punctual_serve(binary, "--fault", "503:0.5") as s2, \
             prometheus_server([f"127.0.0.1:{one_port}", f"127.0.0.1:{names_port}"]) as prom:
-        one = start_run(binary, tmp, "one", s1.url("/"), one_port, ["-R", "500"])
+        one = start_run(binary, tmp, "one", s1.url("/"), one_port,
+                        ["-R", "500", "--remote-write", prom.url + "/api/v1/write"])
         named = start_run(binary, tmp, "names", s2.url("/"), names_port,
                           ["-R", "4000", "--requests", mix])
         try:
@@ -140,6 +157,7 @@ def scrape_both(binary, mix, tmp, one_port, names_port):
             harness.assert_denominator(one_report)
             harness.assert_denominator(names_report)
             check_one_url(prom, one_report, one_port)
+            check_pushed_agrees(prom, one_report, one_port)
             check_names(prom, names_report, names_port)
         finally:
             end_linger(one[0])
