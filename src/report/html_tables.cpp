@@ -1,5 +1,5 @@
 // The HTML report's per-name sections (a --requests mix's names, a hybrid run's steps and
-// sessions) and its retries: the attempts behind the logical requests.
+// sessions), its retries (the attempts behind the logical requests) and the generator's threads.
 #include <fmt/format.h>
 
 #include <iterator>
