@@ -49,7 +49,11 @@ std::string not_empty(const std::string& v) {
 
 void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/ (not with --scenario)");
-  cmd.add_option("-t,--threads", o.threads, "worker threads (default 2)")->check(whole_number(1));
+  o.threads = default_threads();
+  cmd.add_option("-t,--threads", o.threads,
+                 "worker threads (default: the CPUs this process may use, from 2 to 4; " +
+                     std::to_string(o.threads) + " here)")
+      ->check(whole_number(1));
   cmd.add_option("-c,--connections", o.connections,
                  "connections, split over the threads (default 10)")
       ->check(whole_number(1))
@@ -77,6 +81,7 @@ void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_flag("--no-keepalive", o.no_keepalive, "one request per connection");
   cmd.add_flag("--no-claims", o.no_claims,
                "a paused worker's due requests wait for it (to compare; claims are on by default)");
+  cmd.add_flag("--pin", o.pin, "pin worker k to the k-th CPU this process may use");
   cmd.add_option(
       "--http", o.http,
       "1.1 (default), 2 (h2 over https by ALPN, h2c with prior knowledge over http), or auto "

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <functional>
@@ -19,6 +20,7 @@
 #include "http/request.hpp"
 #include "http/url.hpp"
 #include "net/clock.hpp"
+#include "platform/host_cpu.hpp"
 #include "schedule/stages.hpp"
 #include "schedule/trace.hpp"
 
@@ -62,6 +64,11 @@ void check_shape(const run_options& o) {
   if (o.connections < o.threads) {
     throw usage_error("-c " + std::to_string(o.connections) + " is less than -t " +
                       std::to_string(o.threads) + ": every thread needs a connection");
+  }
+  if (o.pin && platform::allowed_cpus().size() < o.threads) {
+    throw usage_error("--pin: -t " + std::to_string(o.threads) + " needs " +
+                      std::to_string(o.threads) + " CPUs, and this process may use " +
+                      std::to_string(platform::allowed_cpus().size()));
   }
   if (o.model != "open" && o.model != "closed") {
     throw usage_error("--model: '" + o.model + "' is not a model (expected open or closed)");
@@ -312,6 +319,11 @@ void check_descriptor_limit(std::uint32_t connections) {
                     std::to_string(lim.rlim_cur) + ")");
 }
 
+std::uint32_t default_threads() {
+  const auto cpus = static_cast<std::uint32_t>(platform::allowed_cpus().size());
+  return std::clamp<std::uint32_t>(cpus, 2, 4);
+}
+
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line) {
   check_shape(o);
   check_output_path("--json", o.json_out, true);
@@ -336,6 +348,7 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   c.precision = parse_precision(o.precision);
   c.keep_alive = !o.no_keepalive;
   c.claims = !o.no_claims;
+  c.pin = o.pin;
   for (const auto& r : parse_status_ranges("--expect-status", o.expect_status)) {
     for (int code = r.low; code <= r.high; ++code)
       c.expected_status.set(static_cast<std::size_t>(code));

@@ -31,6 +31,7 @@ struct run_options {
   std::string precision = "fine";
   bool no_keepalive = false;
   bool no_claims = false;
+  bool pin = false;                 // --pin: worker k on the k-th allowed CPU
   std::string http = "1.1";         // --http 1.1|2|auto
   std::uint32_t max_streams = 100;  // --max-streams: HTTP/2 streams per connection
   bool max_streams_given = false;
@@ -94,6 +95,10 @@ struct run_setup {
 
 // Checks every value and builds the configuration; throws usage_error with one line.
 run_setup build_run(const run_options& o, const std::vector<std::string>& command_line);
+
+// -t's default: the CPUs this process may use (sched_getaffinity), at least 2 (a paused worker
+// needs another to claim its requests) and at most 4.
+std::uint32_t default_threads();
 
 // --slo and --slo-bound, as run and merge take them; one line (usage_error) on a bad one.
 std::vector<analysis::slo_expression> parse_slo_options(const std::vector<std::string>& texts);

@@ -80,7 +80,10 @@ void open_load::publish() noexcept {
 void open_load::claim(nanoseconds now) {
   recheck_at_ = nanoseconds::max();
   for (auto& o : others_) {
-    if (board_->claimable_at(o.worker) > now) continue;
+    if (const nanoseconds hint = board_->claimable_at(o.worker); hint > now) {
+      if (board_->overdue(o.worker, now)) recheck_at_ = std::min(recheck_at_, hint);
+      continue;
+    }
     while (claim_next(o, now)) {
     }
   }

@@ -25,7 +25,11 @@ class open_load final : public source_requests {
   nanoseconds next_due(nanoseconds) const noexcept override {
     return std::min(arrivals_.next_due(), recheck_at_);
   }
-  bool idle(nanoseconds) const noexcept override { return arrivals_.over(); }
+  // With claims, a worker whose own schedule is over stays to claim until the others have
+  // nothing left that may be claimed: the tail of the run is covered too.
+  bool idle(nanoseconds) const noexcept override {
+    return arrivals_.over() && (!board_ || board_->others_done(worker_));
+  }
   void on_final(const record::request_times&, record::outcome, nanoseconds) noexcept override {}
   bool reads_may_wait() const noexcept override { return true; }
   void interrupt(nanoseconds at) override;

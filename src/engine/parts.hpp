@@ -39,6 +39,7 @@ struct worker_parts {
   std::unique_ptr<net::poller> poller;
   std::unique_ptr<load_model> model;
   request_tap* tap = nullptr;
+  claim_board* claims = nullptr;  // the shard's claim board, or null (claims.hpp)
 };
 
 }  // namespace punctual::engine

@@ -8,6 +8,7 @@
 
 #include "net/socket.hpp"
 #include "net/tls.hpp"
+#include "platform/host_cpu.hpp"
 
 namespace punctual::engine {
 namespace {
@@ -31,7 +32,8 @@ load_run::load_run(const run_config& config, run_parts parts)
   const std::uint32_t threads = config.threads;
   const std::uint32_t per_connection = config.slots_per_connection();
   if (config.claims && threads > 1 && config.kind() == model_kind::open)
-    claims_ = std::make_unique<claim_board>(threads);
+    claims_ = std::make_unique<claim_board>(
+        threads, config.retry().enabled() ? claim_board::retry_cells : 0);
   std::vector<net::poller*> pollers;
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.
@@ -43,14 +45,13 @@ load_run::load_run(const run_config& config, run_parts parts)
         *parts_.clock,
         parts_.make_poller(),
         make_load_model(config, w, share * per_connection, *parts_.requests, claims_.get()),
-        parts_.tap};
+        parts_.tap,
+        claims_.get()};
     pollers.push_back(wp.poller.get());
     workers_.push_back(std::make_unique<worker>(config, w, share, std::move(wp)));
   }
   // Each worker's guard timer is on the next worker's poller.
-  if (claims_) {
-    for (std::uint32_t w = 0; w < threads; ++w) claims_->set_guard(w, pollers[(w + 1) % threads]);
-  }
+  if (claims_) claims_->set_pollers(pollers);
 }
 
 // --start-at: connections open this long before the schedule starts, so that they are ready
@@ -118,8 +119,12 @@ std::vector<std::thread> load_run::launch(std::atomic<std::uint32_t>& running) {
   sigaddset(&block, SIGINT);
   sigaddset(&block, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &block, &previous);
-  for (auto& w : workers_) {
-    threads.emplace_back([&running, &control = control_, wp = w.get()] {
+  // --pin: worker k on the k-th CPU the process may use (the CLI checked there are enough).
+  const std::vector<int> cpus = config_.pin ? platform::allowed_cpus() : std::vector<int>{};
+  for (std::size_t k = 0; k < workers_.size(); ++k) {
+    const int cpu = k < cpus.size() ? cpus[k] : -1;
+    threads.emplace_back([&running, &control = control_, wp = workers_[k].get(), cpu] {
+      if (cpu >= 0) platform::pin_thread_to(cpu);
       wp->run(control);
       running.fetch_sub(1, std::memory_order_release);
     });
@@ -133,6 +138,7 @@ run_result load_run::execute(const interval_sink& sink) {
   open(result);
   prepare(result);
   std::atomic<std::uint32_t> running{static_cast<std::uint32_t>(workers_.size())};
+  const std::optional<nanoseconds> steal_before = platform::host_steal();
   std::vector<std::thread> threads = launch(running);
   run_collector collector(config_, workers_, result, sink);
   bool probed = !memory_probe_;
@@ -146,6 +152,8 @@ run_result load_run::execute(const interval_sink& sink) {
     }
   }
   for (auto& t : threads) t.join();
+  const std::optional<nanoseconds> steal_after = platform::host_steal();
+  if (steal_before && steal_after) result.host_steal = *steal_after - *steal_before;
   collector.finish(control_, parts_.clock->now());
   if (poll_hook_) poll_hook_(collector, true);
   if (memory_probe_) memory_probe_("end", collector.memory());

@@ -13,11 +13,6 @@ constexpr std::size_t retry_reserve = 4096;
 constexpr std::size_t room_reserve = 4 * 1024;       // a rendered request, per slot
 constexpr std::size_t response_reserve = 16 * 1024;  // a kept response, per slot
 
-// std::push_heap/pop_heap keep the greatest on top; this puts the earliest due retry there.
-bool due_later(const record::request_times& a, const record::request_times& b) noexcept {
-  return a.due > b.due;
-}
-
 constexpr nanoseconds clock_remap{1'000'000};
 constexpr nanoseconds scan_reuse{250'000};
 constexpr nanoseconds free_scan_pause{20'000};
@@ -43,8 +38,9 @@ worker::worker(const run_config& config, std::uint32_t id, std::uint32_t connect
       multiplexed_(config.http != run::http_version::http1),
       connections_(connections),
       queue_(config.max_queue),
+      retries_(config.retry().enabled() ? retry_reserve : 0, pacer_,
+               config.retry().enabled() ? parts.claims : nullptr, id),
       budget_(config.retry().budget) {
-  if (config.retry().enabled()) retries_.reserve(retry_reserve);
   idle_.reserve(connections);
   early_handshakes_.reserve(connections);
   const std::uint32_t per_connection = config.slots_per_connection();
@@ -203,13 +199,9 @@ void worker::admit(record::request_times& t, nanoseconds now) {
   enqueue(t, now);
 }
 
+// Its own retries due by now, and others' it claims (retry_home.hpp).
 void worker::dispatch_retries(nanoseconds now) {
-  while (!retries_.empty() && retries_.front().due <= now) {
-    std::pop_heap(retries_.begin(), retries_.end(), due_later);
-    record::request_times t = retries_.back();
-    retries_.pop_back();
-    admit(t, now);
-  }
+  retries_.take_due(now, *recorder_, [this, now](record::request_times& t) { admit(t, now); });
 }
 
 // A due attempt goes to a free slot if the queue is empty, else waits in the queue.
@@ -257,8 +249,7 @@ bool worker::retry(const record::request_times& t, record::retry_cause why, nano
   next.step = t.step;
   next.attempt = t.attempt + 1;
   next.why = why;
-  retries_.push_back(next);
-  std::push_heap(retries_.begin(), retries_.end(), due_later);
+  retries_.add(next);
   return true;
 }
 
@@ -479,7 +470,7 @@ void worker::time_out(const record::request_times& t, const attempt_ending& e, n
 nanoseconds worker::next_wake(nanoseconds now) noexcept {
   nanoseconds wake = std::min(recorder_->next_interval_boundary(), model_->next_due(now));
   if (!queue_.empty()) wake = std::min(wake, deadlines_.chain(queue_.front()));
-  if (!retries_.empty()) wake = std::min(wake, retries_.front().due);
+  wake = std::min(wake, retries_.next_due());
   if (interrupted_) wake = std::min(wake, drain_until_);
   // At high rates the loop turns every few microseconds and the scan of every connection below
   // was a tenth of the CPU. What it finds are timeouts and reconnects, not sends, so a scan
@@ -542,8 +533,9 @@ bool worker::finished(nanoseconds now) const noexcept {
 
 void worker::finish_unfinished() {
   for (; !queue_.empty(); queue_.pop()) recorder_->on_unfinished(queue_.front(), interrupted_at_);
-  for (const auto& t : retries_) recorder_->on_unfinished(t, interrupted_at_);
-  retries_.clear();
+  retries_.clear(*recorder_, [this](const record::request_times& t) {
+    recorder_->on_unfinished(t, interrupted_at_);
+  });
   while (!in_flight_.empty()) {
     slot& s = slots_[in_flight_.back()];
     recorder_->on_unfinished(s.times, interrupted_at_);

@@ -27,6 +27,7 @@
 #include "engine/parts.hpp"
 #include "engine/request_queue.hpp"
 #include "engine/retry.hpp"
+#include "engine/retry_home.hpp"
 #include "engine/slot.hpp"
 #include "http/h2_memory.hpp"
 #include "net/clock.hpp"
@@ -219,8 +220,8 @@ class worker final : private model_host, private record::outcome_listener {
   std::vector<std::uint32_t> in_flight_;
   std::vector<std::uint32_t> idle_;  // indices of idle connections (a stack)
   request_queue queue_;
-  // Retries waiting for their backoff to end: a min-heap on `due`, reserved up front.
-  std::vector<record::request_times> retries_;
+  // Retries waiting for their backoff to end, claimable by other workers when claims are on.
+  retry_home retries_;
   retry_budget budget_;
   std::optional<record::recorder> recorder_;
   // TLS handshakes made before the recorder exists (the connections opened before the start):

@@ -573,6 +573,7 @@ void write_html(std::ostream& out, const nlohmann::ordered_json& report) {
   html_named_sections(page, report);
   html_retry_section(page, report);
   html_validity(page, report);
+  html_generator_section(page, report);
   html_slos(page, report);
   html_confidence(page, report);
   html_latency_table(page, report);

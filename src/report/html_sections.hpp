@@ -65,6 +65,9 @@ void html_over_time_sections(std::string& out, const html_json& report);
 // html_tables.cpp
 void html_named_sections(std::string& out, const html_json& report);
 void html_retry_section(std::string& out, const html_json& report);
+// The generator's own threads: requests sent for paused workers, the longest pause, the host's
+// steal, and each worker's share (generator in the JSON).
+void html_generator_section(std::string& out, const html_json& report);
 // "50 ms" or ">=50 ms" when the view marks that percentile as a lower bound.
 std::string html_view_cell(const html_json* view, std::string_view percentile_key);
 

@@ -1,5 +1,5 @@
 // The HTML report's per-name sections (a --requests mix's names, a hybrid run's steps and
-// sessions) and its retries: the attempts behind the logical requests.
+// sessions), its retries (the attempts behind the logical requests) and the generator's threads.
 #include <fmt/format.h>
 
 #include <iterator>
@@ -200,6 +200,36 @@ std::string html_shard_text(const html_json& report) {
   return xml_escape(
       fmt::format("merged from {} shards (plan {}){}", count, plan,
                   worst_lag >= 0 ? "; start lags up to " + html_duration(worst_lag) : ""));
+}
+
+void html_generator_section(std::string& out, const html_json& report) {
+  const html_json* g = html_find(report, "generator");
+  const html_json* workers = html_find(g, "workers");
+  if (!workers || !workers->is_array() || workers->empty()) return;
+  out += "<h2 id=\"generator\">Generator</h2>\n<p>";
+  const double claimed = html_number(g, "sent_for_others");
+  out += claimed > 0 ? fmt::format("{} requests sent for a paused worker (longest pause {})",
+                                   html_count(claimed),
+                                   html_duration(html_number(g, "longest_wake_lateness_ns")))
+                     : std::string("no request was sent for a paused worker");
+  if (html_find(g, "host_steal_ns")) {
+    out += "; host stole " + html_duration(html_number(g, "host_steal_ns"));
+  }
+  out +=
+      "</p>\n<table><tr><th>worker</th><th>planned</th><th>sent for others</th>"
+      "<th>claimed away</th><th>outcomes</th><th>longest pause</th><th>CPU share</th></tr>";
+  std::size_t k = 0;
+  for (const auto& w : *workers) {
+    fmt::format_to(
+        std::back_inserter(out),
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{:.1f}%</td></tr>",
+        k++, html_count(html_number(&w, "planned")), html_count(html_number(&w, "sent_for_others")),
+        html_count(html_number(&w, "claimed_away")), html_count(html_number(&w, "outcomes")),
+        html_duration(html_number(&w, "longest_wake_lateness_ns")),
+        100 * html_number(&w, "cpu_share"));
+  }
+  out += "</table>\n";
 }
 
 }  // namespace punctual::report

@@ -103,9 +103,13 @@ json correction_json(const run::config& c) {
               {"expected_interval_ns", c.expected_interval()->count()}};
 }
 
+// Per worker and over the run: claims both ways, the longest pause seen from inside, and the
+// host's steal time where the kernel reports it.
 json generator_json(const run::result& r) {
   json workers = json::array();
   std::uint64_t sent_for_others = 0;
+  std::uint64_t claimed_away = 0;
+  nanoseconds longest{};
   for (const auto& w : r.workers) {
     const double busy = static_cast<double>(w.busy_wall.count());
     workers.push_back({{"cpu_ns", w.cpu.count()},
@@ -118,8 +122,15 @@ json generator_json(const run::result& r) {
                        {"outcomes", w.outcomes},
                        {"longest_wake_lateness_ns", w.longest_wake_lateness.count()}});
     sent_for_others += w.sent_for_others;
+    claimed_away += w.claimed_away;
+    longest = std::max(longest, w.longest_wake_lateness);
   }
-  return json{{"workers", workers}, {"sent_for_others", sent_for_others}};
+  json out{{"workers", workers},
+           {"sent_for_others", sent_for_others},
+           {"claimed_away", claimed_away},
+           {"longest_wake_lateness_ns", longest.count()}};
+  if (r.host_steal) out["host_steal_ns"] = r.host_steal->count();
+  return out;
 }
 
 // The HTTP/2 error codes by name (RFC 9113, section 7); the last entry holds any other code.

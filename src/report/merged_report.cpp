@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "analysis/text.hpp"
 #include "http/text.hpp"
@@ -178,12 +179,10 @@ void merge_counts(const std::vector<shard_report>& shards, const merged_sums& su
 void merge_model(const std::vector<shard_report>& shards, json& doc) {
   std::uint64_t connections = 0;
   std::uint64_t threads = 0;
-  std::uint64_t sent_for_others = 0;  // claims cross workers, never shards: a sum
   json workers = json::array();
   for (const auto& s : shards) {
     connections += s.doc["model"]["connections"].get<std::uint64_t>();
     threads += s.doc["model"]["threads"].get<std::uint64_t>();
-    sent_for_others += s.doc["generator"].value("sent_for_others", std::uint64_t{0});
     for (json w : s.doc["generator"]["workers"]) {
       w["shard"] = s.doc["schedule"]["shard"]["index"];
       workers.push_back(std::move(w));
@@ -194,7 +193,7 @@ void merge_model(const std::vector<shard_report>& shards, json& doc) {
   doc["workload"]["connections"] = connections;
   doc["workload"]["threads"] = threads;
   doc["generator"]["workers"] = workers;
-  doc["generator"]["sent_for_others"] = sent_for_others;
+  merge_generator(shards, doc);
 }
 
 void write_latency(const merged_sums& sums, const verdicts& v, json& doc) {
@@ -250,6 +249,33 @@ verdicts judge_merged(const std::vector<shard_report>& shards, const merged_sums
 }
 
 }  // namespace
+
+// The generator's totals: claims cross workers, never shards, so they add up; the longest pause
+// is the longest of any shard's; each shard's host steal adds up (absent when no shard's kernel
+// reported it).
+void merge_generator(const std::vector<shard_report>& shards, json& doc) {
+  json& g = doc["generator"];
+  std::uint64_t sent_for_others = 0;
+  std::uint64_t claimed_away = 0;
+  std::uint64_t longest = 0;
+  std::optional<std::uint64_t> steal;
+  for (const auto& s : shards) {
+    const json& sg = s.doc["generator"];
+    sent_for_others += sg.value("sent_for_others", std::uint64_t{0});
+    claimed_away += sg.value("claimed_away", std::uint64_t{0});
+    longest = std::max(longest, sg.value("longest_wake_lateness_ns", std::uint64_t{0}));
+    if (sg.contains("host_steal_ns"))
+      steal = steal.value_or(0) + sg["host_steal_ns"].get<std::uint64_t>();
+  }
+  g["sent_for_others"] = sent_for_others;
+  g["claimed_away"] = claimed_away;
+  g["longest_wake_lateness_ns"] = longest;
+  if (steal) {
+    g["host_steal_ns"] = *steal;
+  } else {
+    g.erase("host_steal_ns");
+  }
+}
 
 void order_shards(std::vector<shard_report>& shards) {
   if (shards.empty()) throw merge_refused("no reports to merge");

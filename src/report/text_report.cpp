@@ -225,6 +225,22 @@ std::string p99(const hdr::histogram& h) {
   return h.total_count() ? analysis::duration_text(nanoseconds{h.value_at_percentile(99)}) : "-";
 }
 
+// What pauses of the generator's threads cost, in words: the requests other workers sent for a
+// paused one, and the time the host took from the vCPUs. Nothing when neither happened.
+void write_pauses(std::ostream& out, std::uint64_t claimed, nanoseconds longest_pause,
+                  std::optional<nanoseconds> host_steal) {
+  std::string line;
+  if (claimed) {
+    line = fmt::format("{} request{} sent for a paused worker (longest pause {})", claimed,
+                       claimed == 1 ? "" : "s", analysis::duration_text(longest_pause));
+  }
+  if (host_steal && host_steal->count() > 0) {
+    line += fmt::format("{}host stole {}", line.empty() ? "" : "; ",
+                        analysis::duration_text(*host_steal));
+  }
+  if (!line.empty()) fmt::print(out, "pauses: {}\n", line);
+}
+
 void write_generator(std::ostream& out, const run::config& c, const run::result& r) {
   const auto& v = r.measured.views;
   fmt::print(out, "\ngenerator: send lag p99 {}, queue wait p99 {}, connect time p99 {}\n",
@@ -241,10 +257,7 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
     claimed += w.sent_for_others;
     longest_pause = std::max(longest_pause, w.longest_wake_lateness);
   }
-  if (claimed) {
-    fmt::print(out, "claims: {} requests sent for a paused worker (longest pause {})\n", claimed,
-               analysis::duration_text(longest_pause));
-  }
+  write_pauses(out, claimed, longest_pause, r.host_steal);
   const auto sent = r.measured.counts.planned + r.warmup.counts.planned;
   fmt::print(
       out, "precision: {} (busiest worker used {:.1f}% of a core; {:.2f} sleeps per request)\n",

@@ -160,6 +160,8 @@ struct config {
   // An awake worker sends another's request due past the steal threshold (engine/claims.hpp);
   // --no-claims turns that off, only to show what claims do.
   bool claims = true;
+  // --pin: worker k runs on the k-th CPU the process may use (unpinned by default).
+  bool pin = false;
   std::bitset<600> expected_status;  // statuses that count as ok
   nanoseconds interval{std::chrono::seconds(1)};
 

@@ -78,6 +78,10 @@ struct result {
   record::per_second_load load;              // the measured window's planned requests and attempts
   hdr::histogram send_gaps{record::latency_params()};  // every worker's gaps between its sends
   std::vector<worker_stats> workers;
+  // The host's steal time over the run (every CPU's, from /proc/stat): how long the hypervisor
+  // ran something else on the guest's vCPUs. None where the kernel does not report it, and in
+  // the simulation.
+  std::optional<nanoseconds> host_steal;
   protocol_counts protocols() const noexcept {
     protocol_counts p;
     for (const auto& w : workers) {

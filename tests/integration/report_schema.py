@@ -98,6 +98,13 @@ def _check_sums(report):
             problems.append(f"report.generator.workers[{k}]: planned {w['planned']} + sent_for_others "
                             f"{w['sent_for_others']} - claimed_away {w['claimed_away']} is not its "
                             f"outcomes {w['outcomes']}")
+    generator, workers = report["generator"], report["generator"]["workers"]
+    for total, of in (("sent_for_others", sum), ("claimed_away", sum), ("longest_wake_lateness_ns", max)):
+        if total in generator and all(total in w for w in workers) and workers:
+            want = of(w[total] for w in workers)
+            if generator[total] != want:
+                problems.append(f"report.generator.{total}: {generator[total]}, but the workers' "
+                                f"give {want}")
     warmup = report.get("warmup")
     if warmup is not None:
         warmup_sum = sum(warmup["outcomes"].values())

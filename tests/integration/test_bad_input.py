@@ -144,6 +144,8 @@ def cases(url, traces):
         # threads and connections
         ("-c < -t", ["run", *ok, "-t", "4", "-c", "2", url], "-c 2"),
         ("zero threads", ["run", *ok, "-t", "0", url], "threads"),
+        ("--pin with more threads than CPUs to pin them to",
+         ["run", *ok, "-t", str(len(os.sched_getaffinity(0)) + 1), "-c", "16", "--pin", url], "--pin"),
         ("zero connections", ["run", *ok, "-c", "0", url], "connections"),
         ("threads not a number", ["run", *ok, "-t", "abc", url], "abc"),
         ("negative connections", ["run", *ok, "-c", "-3", url], "-3"),

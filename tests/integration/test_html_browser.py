@@ -863,6 +863,24 @@ def check_load(page):
         check(abs(value - 500) <= 0.01 * 600 + 1, f"planned drawn at {value} for row at {at} s")
 
 
+def check_generator(page):
+    """The Generator section: a row per worker, its figures the JSON's generator.workers."""
+    workers = page.report["generator"]["workers"]
+    h2 = page.dom.find_all("h2", id="generator")
+    check(len(h2) == 1, f"{len(h2)} generator headings")
+    siblings = h2[0].parent.children
+    after = siblings[siblings.index(h2[0]) + 1:]
+    table = next((n for n in after if n.tag == "table"), None)
+    check(table is not None, "no table after the generator heading")
+    rows = [[td.text().strip() for td in tr.find_all("td")] for tr in table.find_all("tr")]
+    rows = [r for r in rows if r]
+    check_eq(len(rows), len(workers), "generator rows (one per worker)")
+    for k, (row, w) in enumerate(zip(rows, workers)):
+        shown = [int(cell.replace(",", "")) for cell in row[1:5]]
+        want = [w["planned"], w["sent_for_others"], w["claimed_away"], w["outcomes"]]
+        check_eq(shown, want, f"worker {k}: planned, sent for others, claimed away, outcomes")
+
+
 def check_demo_dom(page):
     svg = chart(page.dom, "spectrum")
     paths = series_paths(svg)
@@ -934,6 +952,8 @@ def main():
                            check_load, page)
                 checks.run(f"{name}: spectrum points are the .hgrm's percentile iteration",
                            check_spectrum, page)
+                checks.run(f"{name}: generator section: a row per worker, as the JSON says",
+                           check_generator, page)
             elif page.tag == "compare":
                 checks.run(f"{name}: charts {', '.join(COMPARE_CHARTS)} with their series, the verdict",
                            check_compare_dom, page)

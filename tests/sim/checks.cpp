@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "engine/deadline.hpp"
 #include "engine/retry.hpp"
@@ -96,17 +97,17 @@ void check_connections(std::vector<std::string>& out, const simulation& sim) {
   }
 }
 
-// The open model: each request index goes out as a first attempt at most once, whichever worker
-// sent it (a claim never doubles a send).
+// The open model: each request index goes out as a first attempt at most once, and as each of
+// its retries at most once, whichever worker sent it (a claim never doubles a send).
 void check_sent_once(std::vector<std::string>& out, const simulation& sim) {
   if (sim.settings().config.kind() != run::model_kind::open) return;
-  std::map<std::uint64_t, std::uint32_t> sender;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint32_t> sender;
   for (const auto& s : sim.sent()) {
-    if (s.t.sent.count() == 0 || s.t.attempt != 0 || s.t.resent) continue;
-    const auto [it, first] = sender.emplace(s.t.index, s.worker);
+    if (s.t.sent.count() == 0 || s.t.resent) continue;
+    const auto [it, first] = sender.emplace(std::make_pair(s.t.index, s.t.attempt), s.worker);
     if (!first) {
-      out.push_back(fmt::format("request {}: sent by worker {}, then again by worker {}", s.t.index,
-                                it->second, s.worker));
+      out.push_back(fmt::format("request {} attempt {}: sent by worker {}, then again by worker {}",
+                                s.t.index, s.t.attempt, it->second, s.worker));
     }
   }
 }

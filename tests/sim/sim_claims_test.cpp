@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "engine/claims.hpp"
 #include "sim_seeds.hpp"
 #include "sim_setups.hpp"
@@ -94,8 +95,102 @@ TEST(sim_claims, the_owner_takes_up_its_schedule_after_the_freeze) {
   }
 }
 
-// Random pauses on random workers, rates and thread counts: checks.cpp's rules (each request
-// sent once as a first attempt, ended once, both denominators, per-worker claims) on every one.
+// Worker 0 frozen as before, every answer a 503 and one retry after up to 20 ms: every retry
+// worker 0 scheduled that falls due in the freeze is sent by worker 1, past the threshold by no
+// more than one guard wake-up; with claims off, each waits for the freeze to end.
+setup frozen_with_retries(bool claims) {
+  setup s = frozen(claims);
+  s.server.shares[static_cast<std::size_t>(fate::status_503)] = 1.0;
+  auto& policy = std::get<run::open_model>(s.config.model).retry;
+  policy.retries = 1;
+  policy.on = 1U << record::index(record::retry_cause::status_5xx);
+  policy.backoff_base = milliseconds(20);
+  policy.backoff_cap = milliseconds(20);
+  return s;
+}
+
+// The retries worker 0 scheduled before the freeze that fell due in it, as they went out. A
+// failure worker 0 reads only after the freeze (it arrived in it, or just before while the
+// worker slept until its next send) is retried from when it arrived, but exists only once read.
+std::vector<const sent_attempt*> retries_due_in_freeze(const simulation& sim) {
+  const nanoseconds start = sim.result().start.mono;
+  std::vector<const sent_attempt*> out;
+  for (const auto& r : sim.retried()) {
+    if (r.worker != 0 || r.at - start >= freeze.from - milliseconds(2)) continue;
+    for (const auto& s : sim.sent()) {
+      if (s.t.index != r.t.index || s.t.attempt != r.t.attempt + 1) continue;
+      const nanoseconds due = s.t.due - start;
+      if (due >= freeze.from && due < freeze.from + freeze.length) out.push_back(&s);
+    }
+  }
+  return out;
+}
+
+TEST(sim_claims, a_frozen_workers_retries_are_claimed_when_they_fall_due) {
+  const auto sim = run_checked(frozen_with_retries(true));
+  const auto retries = retries_due_in_freeze(*sim);
+  ASSERT_GE(retries.size(), 3u);
+  for (const sent_attempt* s : retries) {
+    EXPECT_EQ(s->worker, 1u) << "request " << s->t.index;
+    EXPECT_LE(s->t.sent - s->t.due, threshold) << "request " << s->t.index;
+  }
+}
+
+TEST(sim_claims, without_claims_the_frozen_workers_retries_wait_for_it) {
+  const auto sim = run_checked(frozen_with_retries(false));
+  const auto retries = retries_due_in_freeze(*sim);
+  ASSERT_GE(retries.size(), 3u);
+  for (const sent_attempt* s : retries) {
+    EXPECT_EQ(s->worker, 0u);
+    EXPECT_GT(s->t.sent - s->t.due, milliseconds(1)) << "request " << s->t.index;
+  }
+}
+
+// The tail: at 100 req/s over -t2, worker 1's last request is due 10 ms after worker 0's. With
+// worker 1 frozen over the end, worker 0, its own schedule over and nothing in flight, stays to
+// claim it (and every other of worker 1's in the freeze) instead of ending.
+TEST(sim_claims, a_worker_whose_schedule_is_over_stays_to_claim_the_tail) {
+  setup s = frozen(true);
+  std::get<run::open_model>(s.config.model).plan.rate_per_s = 100;
+  s.pauses = {{1, milliseconds(900), milliseconds(200)}};
+  const auto sim = run_checked(s);
+  const nanoseconds start = sim->result().start.mono;
+  std::size_t in_freeze = 0;
+  for (const auto& a : sim->sent()) {
+    if (a.t.intended - start < milliseconds(900)) continue;
+    ++in_freeze;
+    EXPECT_LE(a.t.sent - a.t.intended, threshold) << "request " << a.t.index;
+  }
+  EXPECT_EQ(in_freeze, 10u);
+  EXPECT_EQ(sim->engine().workers()[0]->recorder().measured_counts().claimed_in, 5u);
+}
+
+// The run as the binary reports it: the JSON's generator section per worker and in total, the
+// text header's pauses line in words; no host steal in the simulation, so none is claimed.
+TEST(sim_claims, the_report_says_what_was_sent_for_the_paused_worker) {
+  surroundings around;
+  around.pauses = {freeze};
+  const cli_result r =
+      run_cli({"-t2", "-c8", "-R2000", "-d1s", "--precision", "fine", target}, around);
+  const auto& g = r.doc["generator"];
+  EXPECT_EQ(g["sent_for_others"], 20);
+  EXPECT_EQ(g["claimed_away"], 20);
+  EXPECT_EQ(g["workers"][0]["claimed_away"], 20);
+  EXPECT_EQ(g["workers"][1]["sent_for_others"], 20);
+  EXPECT_EQ(g["longest_wake_lateness_ns"], g["workers"][0]["longest_wake_lateness_ns"]);
+  EXPECT_GE(g["longest_wake_lateness_ns"].get<std::int64_t>(),
+            nanoseconds(milliseconds(19)).count());
+  EXPECT_FALSE(g.contains("host_steal_ns"));
+  EXPECT_NE(r.text.find("\npauses: 20 requests sent for a paused worker (longest pause "),
+            std::string::npos)
+      << r.text;
+  EXPECT_EQ(r.text.find("host stole"), std::string::npos);
+  EXPECT_EQ(r.exit_code, 0) << r.text;
+}
+
+// Random pauses on random workers, rates and thread counts, with retries or without: checks.cpp's
+// rules (each request sent once as a first attempt and once as each retry, ended once, both
+// denominators, per-worker claims) on every one.
 TEST(sim_claims, random_pauses_never_send_twice_nor_lose_a_request) {
   int failed = 0;
   for (const std::uint64_t seed : seeds_to_run(100)) {
@@ -117,6 +212,16 @@ TEST(sim_claims, random_pauses_never_send_twice_nor_lose_a_request) {
                           nanoseconds{between(0, span)}, microseconds(between(100, 20'000))});
     }
     if (between(0, 9) == 0) s.interrupt_at = nanoseconds{between(0, span)};
+    // Retries too, half the time: a share of 503s, one to three retries after up to 1..20 ms.
+    if (between(0, 1)) {
+      s.server.shares[static_cast<std::size_t>(fate::status_503)] =
+          static_cast<double>(between(1, 6)) / 10;
+      auto& policy = std::get<run::open_model>(s.config.model).retry;
+      policy.retries = static_cast<std::uint32_t>(between(1, 3));
+      policy.on = 1U << record::index(record::retry_cause::status_5xx);
+      policy.backoff_base = milliseconds(between(1, 20));
+      policy.backoff_cap = policy.backoff_base * 4;
+    }
     simulation sim(s);
     if (!sim.run()) continue;
     const auto problems = check_run(sim);

@@ -117,6 +117,44 @@ TEST(engine_run, owners_and_claimers_racing_send_each_request_once) {
   }
 }
 
+// The same race on retries: half the answers are 503s, retried up to twice after at most 2 ms,
+// and every worker may claim another's retry from 1 ms before it falls due. A retry sent twice
+// would end twice (an outcome too many, or a retry of its own); a lost one, an outcome missing.
+TEST(engine_run, owners_and_claimers_racing_on_retries_send_each_once) {
+  for (int round = 0; round < 5; ++round) {
+    server::server srv{[] {
+      server::server_config c;
+      c.faults = {{server::fault_kind::unavailable, 0.5}};
+      return c;
+    }()};
+    run_config config = test::loopback_get(srv.start());
+    config.threads = 3;
+    config.connections = 6;
+    config.duration = milliseconds(300);
+    schedule::plan p;
+    p.rate_per_s = 3000;
+    p.duration = config.duration;
+    p.workers = config.threads;
+    run::open_model m{p, {}};
+    m.retry.retries = 2;
+    m.retry.on = 1U << record::index(record::retry_cause::status_5xx);
+    m.retry.backoff_base = milliseconds(1);
+    m.retry.backoff_cap = milliseconds(2);
+    config.model = m;
+    load_run run(config, system_parts(config));
+    run.claims()->set_threshold(-nanoseconds(milliseconds(1)));
+    const auto r = run.execute([](std::int64_t, const record::view_set&) {});
+    const auto& c = r.measured.counts;
+    EXPECT_EQ(c.planned, 900u);
+    EXPECT_EQ(c.outcome_total(), c.planned);
+    EXPECT_EQ(c.attempts.first, c.planned);
+    EXPECT_EQ(c.claimed_in, c.claimed_out);
+    EXPECT_GT(c.attempts.retries, 0u);
+    for (const auto& w : r.workers)
+      EXPECT_EQ(w.planned + w.sent_for_others - w.claimed_away, w.outcomes);
+  }
+}
+
 TEST(engine_run, closed_model_sends_only_when_answered) {
   fixture f(model_kind::closed, milliseconds(800));
   load_run run(f.config, system_parts(f.config));

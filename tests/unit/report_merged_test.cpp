@@ -163,3 +163,30 @@ TEST(merged_protocol, connections_and_h2_counts_add_and_the_majority_names_it) {
   punctual::report::merge_protocol(shards, doc);
   EXPECT_EQ(doc["protocol"]["name"], "h2");
 }
+
+// Claims cross workers, never shards: the shards' claims and steal add up; the longest pause is
+// the longest of any shard's; a steal no shard's kernel reported stays absent.
+TEST(merged_generator, claims_and_steal_add_up_and_the_longest_pause_is_kept) {
+  const auto empty = ordered_json::array();
+  std::vector<shard_report> shards{shard_with(0, 2, empty), shard_with(1, 2, empty)};
+  shards[0].doc["generator"] = {{"sent_for_others", 3},
+                                {"claimed_away", 3},
+                                {"longest_wake_lateness_ns", 5200000},
+                                {"host_steal_ns", 41000000}};
+  shards[1].doc["generator"] = {{"sent_for_others", 4},
+                                {"claimed_away", 4},
+                                {"longest_wake_lateness_ns", 900000},
+                                {"host_steal_ns", 9000000}};
+  ordered_json doc = shards[0].doc;
+  punctual::report::merge_generator(shards, doc);
+  EXPECT_EQ(doc["generator"]["sent_for_others"], 7);
+  EXPECT_EQ(doc["generator"]["claimed_away"], 7);
+  EXPECT_EQ(doc["generator"]["longest_wake_lateness_ns"], 5200000);
+  EXPECT_EQ(doc["generator"]["host_steal_ns"], 50000000);
+
+  for (auto& s : shards) s.doc["generator"].erase("host_steal_ns");
+  doc = shards[0].doc;
+  doc["generator"]["host_steal_ns"] = 1;  // whatever the template held
+  punctual::report::merge_generator(shards, doc);
+  EXPECT_FALSE(doc["generator"].contains("host_steal_ns"));
+}

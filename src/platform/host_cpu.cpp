@@ -1,0 +1,59 @@
+#include "platform/host_cpu.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+namespace punctual::platform {
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> out;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+  }
+  return out;
+}
+
+bool pin_thread_to(int cpu) noexcept {
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+std::optional<nanoseconds> parse_steal(std::string_view text, long ticks_per_second) noexcept {
+  // "cpu  user nice system idle iowait irq softirq steal ...": the first line, "cpu" then
+  // blanks (the per-CPU lines are "cpu0", "cpu1", ...).
+  if (ticks_per_second <= 0 || text.substr(0, 4) != "cpu ") return std::nullopt;
+  text = text.substr(0, text.find('\n'));
+  std::size_t at = 3;
+  std::uint64_t value = 0;
+  for (int field = 0; field < 8; ++field) {
+    at = text.find_first_not_of(' ', at);
+    if (at == std::string_view::npos) return std::nullopt;
+    const auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), value);
+    if (ec != std::errc{}) return std::nullopt;
+    at = static_cast<std::size_t>(end - text.data());
+  }
+  const auto per_tick = 1'000'000'000 / static_cast<std::uint64_t>(ticks_per_second);
+  return nanoseconds{static_cast<std::int64_t>(value * per_tick)};
+}
+
+std::optional<nanoseconds> host_steal() {
+  std::ifstream in("/proc/stat");
+  if (!in) return std::nullopt;
+  std::string line;
+  std::getline(in, line);
+  return parse_steal(line, sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace punctual::platform

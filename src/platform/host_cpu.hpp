@@ -1,0 +1,27 @@
+// What the host tells the process about its CPUs: which ones it may run on, and how much time
+// the hypervisor took from the guest's vCPUs (steal), where the kernel reports it.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace punctual::platform {
+
+using nanoseconds = std::chrono::nanoseconds;
+
+// The CPUs this process may run on (sched_getaffinity), in increasing order; empty when the
+// kernel would not say.
+std::vector<int> allowed_cpus();
+
+// Pins the calling thread to `cpu`; false when the kernel refused.
+bool pin_thread_to(int cpu) noexcept;
+
+// The steal time of every CPU together since boot: the aggregate "cpu" line of /proc/stat, its
+// eighth value, in ticks of `ticks_per_second`. None when the line or the value is missing
+// (kernels before 2.6.11 and systems without /proc).
+std::optional<nanoseconds> parse_steal(std::string_view proc_stat, long ticks_per_second) noexcept;
+std::optional<nanoseconds> host_steal();
+
+}  // namespace punctual::platform

@@ -1,0 +1,35 @@
+// The host's CPUs as the kernel tells them: /proc/stat's steal, and the CPUs the process may use.
+#include "platform/host_cpu.hpp"
+
+#include <gtest/gtest.h>
+
+namespace punctual::platform {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(host_cpu, steal_is_the_eighth_value_of_the_aggregate_cpu_line) {
+  // user nice system idle iowait irq softirq steal guest guest_nice, at 100 ticks a second
+  const char* stat =
+      "cpu  4705 150 1120 16250 520 0 30 41 0 0\n"
+      "cpu0 2000 70 500 8000 260 0 15 7 0 0\n";
+  EXPECT_EQ(parse_steal(stat, 100), milliseconds(410));
+  EXPECT_EQ(parse_steal(stat, 1000), milliseconds(41));
+}
+
+TEST(host_cpu, steal_is_absent_where_the_kernel_does_not_report_it) {
+  EXPECT_EQ(parse_steal("cpu  4705 150 1120 16250 520 0 30\n", 100), std::nullopt);  // < 2.6.11
+  EXPECT_EQ(parse_steal("cpu0 2000 70 500 8000 260 0 15 7 0 0\n", 100), std::nullopt);
+  EXPECT_EQ(parse_steal("", 100), std::nullopt);
+  EXPECT_EQ(parse_steal("cpu  1 2 3 4 5 6 7 x\n", 100), std::nullopt);
+  EXPECT_EQ(parse_steal("cpu  1 2 3 4 5 6 7 8\n", 0), std::nullopt);
+}
+
+TEST(host_cpu, the_allowed_cpus_are_listed_in_order) {
+  const auto cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty());
+  for (std::size_t k = 1; k < cpus.size(); ++k) EXPECT_LT(cpus[k - 1], cpus[k]);
+}
+
+}  // namespace
+}  // namespace punctual::platform
