@@ -32,7 +32,8 @@ class retry_home {
   }
 
   void add(const record::request_times& t) {
-    const retry_shelf::ticket k = board_ ? board_->retries(worker_).shelve(t) : retry_shelf::ticket{};
+    const retry_shelf::ticket k =
+        board_ ? board_->retries(worker_).shelve(t) : retry_shelf::ticket{};
     heap_.push_back({t, k});
     std::push_heap(heap_.begin(), heap_.end(), due_later);
     publish();
@@ -86,8 +87,7 @@ class retry_home {
   }
   void publish() noexcept {
     if (!board_) return;
-    const nanoseconds at =
-        heap_.empty() ? nanoseconds::max() : claimable_from(heap_.front().t.due);
+    const nanoseconds at = heap_.empty() ? nanoseconds::max() : claimable_from(heap_.front().t.due);
     if (at == published_) return;
     published_ = at;
     board_->publish_retries(worker_, at);

@@ -1,7 +1,7 @@
 // The host's CPUs as the kernel tells them: /proc/stat's steal, and the CPUs the process may use.
-#include "platform/host_cpu.hpp"
-
 #include <gtest/gtest.h>
+
+#include "platform/host_cpu.hpp"
 
 namespace punctual::platform {
 namespace {
