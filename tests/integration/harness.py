@@ -415,6 +415,16 @@ def host_lateness_only(result):
     return True
 
 
+def workers_paused_together(report, at_least_ns):
+    """True when every worker of REPORT's run saw a wake-up at least AT_LEAST_NS late (its
+    generator.workers[].longest_wake_lateness_ns): the host paused them all at once, which
+    claims cannot cover. One worker's pause alone is covered by the others' claims, and
+    excuses nothing."""
+    pauses = [w.get("longest_wake_lateness_ns", 0) for w in report["generator"]["workers"]]
+    print(f"     longest wake-up lateness per worker (ms): {[p / 1e6 for p in pauses]}", flush=True)
+    return bool(pauses) and min(pauses) >= at_least_ns
+
+
 def invalid_for_lateness_alone(report):
     """The generator's worst send lag (ns) when REPORT's run was judged invalid for its lateness
     alone, as host_lateness_only describes (whatever the exit status: a service-time SLO

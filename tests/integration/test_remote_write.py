@@ -184,21 +184,29 @@ def send_lag_p99_ms(report):
 
 
 def case_endpoint_slow(binary):
+    """Taken again once, and only when the slow endpoint's run was late while its own wake-ups
+    show every worker paused at once for as long: the host's pause, not the endpoint's."""
     args = ["-R", "1000", "-d", "1500ms", "-q"]
     with harness.punctual_serve(binary) as serve, slow_endpoint() as slow:
-        base = run(binary, [*args, serve.url()])
-        r = run(binary, [*args, "--remote-write", slow, serve.url()])
+        for attempt in (1, 2):
+            base = run(binary, [*args, serve.url()])
+            r = run(binary, [*args, "--remote-write", slow, serve.url()])
+            lag, base_lag = send_lag_p99_ms(r.report), send_lag_p99_ms(base.report)
+            base_max = base.report["latency"]["send_lag"]["max_ns"] / 1e6
+            bound = max(3 * base_lag, base_lag + 2.0, base_max)
+            if lag <= bound or attempt == 2 or not harness.workers_paused_together(
+                    r.report, int(lag * 1e6)):
+                break
+            print("     every worker was paused as long as the lag: taken again", flush=True)
     rw = r.report["remote_write"]
     check(rw["pushes"] == 0 and rw["failed_attempts"] >= 1, f"a slow endpoint's counts: {rw}")
     check(r.wall_s < base.wall_s + FINAL_WAIT_S + 1.0,
           f"the run took {r.wall_s:.2f} s, {base.wall_s:.2f} s without remote write")
     # The run's own noise: the baseline's p99 and its worst send lag. An endpoint that held up
     # the schedule would hold it for its 2 s timeout, far beyond either.
-    lag, base_lag = send_lag_p99_ms(r.report), send_lag_p99_ms(base.report)
-    base_max = base.report["latency"]["send_lag"]["max_ns"] / 1e6
     print(f"     send lag p99 {lag:.3f} ms with a slow endpoint; without: p99 {base_lag:.3f} ms, "
           f"max {base_max:.3f} ms", flush=True)
-    check(lag <= max(3 * base_lag, base_lag + 2.0, base_max),
+    check(lag <= bound,
           f"send lag p99 {lag:.3f} ms against p99 {base_lag:.3f} ms (max {base_max:.3f} ms) "
           f"without remote write")
     harness.assert_denominator(r.report)
