@@ -183,32 +183,23 @@ def send_lag_p99_ms(report):
     return report["latency"]["send_lag"]["percentiles_ns"]["99"] / 1e6
 
 
+# A push that held up the workers would hold them for a push's wait (50 ms slices, backoffs of
+# 250 ms and more, the final wait of 2 s); the host's own pauses, seen here in soaks, reached
+# 27 ms. So the bound between them is a fixed one, with no baseline run and no retry: how the
+# lag compares with a run without remote write is a benchmark's question, not this test's.
+HELD_UP_MS = 100.0
+
+
 def case_endpoint_slow(binary):
-    """Taken again once, and only when the slow endpoint's run was late while its own wake-ups
-    show every worker paused at once for as long: the host's pause, not the endpoint's."""
     args = ["-R", "1000", "-d", "1500ms", "-q"]
     with harness.punctual_serve(binary) as serve, slow_endpoint() as slow:
-        for attempt in (1, 2):
-            base = run(binary, [*args, serve.url()])
-            r = run(binary, [*args, "--remote-write", slow, serve.url()])
-            lag, base_lag = send_lag_p99_ms(r.report), send_lag_p99_ms(base.report)
-            base_max = base.report["latency"]["send_lag"]["max_ns"] / 1e6
-            bound = max(3 * base_lag, base_lag + 2.0, base_max)
-            if lag <= bound or attempt == 2 or not harness.workers_paused_together(
-                    r.report, int(lag * 1e6)):
-                break
-            print("     every worker was paused as long as the lag: taken again", flush=True)
+        r = run(binary, [*args, "--remote-write", slow, serve.url()])
     rw = r.report["remote_write"]
     check(rw["pushes"] == 0 and rw["failed_attempts"] >= 1, f"a slow endpoint's counts: {rw}")
-    check(r.wall_s < base.wall_s + FINAL_WAIT_S + 1.0,
-          f"the run took {r.wall_s:.2f} s, {base.wall_s:.2f} s without remote write")
-    # The run's own noise: the baseline's p99 and its worst send lag. An endpoint that held up
-    # the schedule would hold it for its 2 s timeout, far beyond either.
-    print(f"     send lag p99 {lag:.3f} ms with a slow endpoint; without: p99 {base_lag:.3f} ms, "
-          f"max {base_max:.3f} ms", flush=True)
-    check(lag <= bound,
-          f"send lag p99 {lag:.3f} ms against p99 {base_lag:.3f} ms (max {base_max:.3f} ms) "
-          f"without remote write")
+    check(r.wall_s < 1.5 + FINAL_WAIT_S + 1.0, f"the run took {r.wall_s:.2f} s")
+    lag = send_lag_p99_ms(r.report)
+    print(f"     send lag p99 {lag:.3f} ms with a slow endpoint", flush=True)
+    check(lag < HELD_UP_MS, f"send lag p99 {lag:.3f} ms: the schedule was held up")
     harness.assert_denominator(r.report)
 
 

@@ -1,9 +1,9 @@
-"""--remote-write to an endpoint that answers after 30 s: the run ends within the bound of a run
-without remote write, and its send lag p99 stays within that run's own noise.
+"""--remote-write to an endpoint that answers after 30 s: the run ends within its bound, and its
+send lag p99 stays far below what a push holding up the workers would cost (HELD_UP_MS).
 
 Usage: python3 test_remote_write_slow.py PATH_TO_PUNCTUAL
 
-It compares send lag, so it is a timing test and runs alone; the counting cases are in
+It judges send lag, so it is a timing test and runs alone; the counting cases are in
 test_remote_write.py.
 """
 

@@ -94,6 +94,21 @@ TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {
                             c.outcomes[record::index(record::outcome::timeout)]);
 }
 
+// Runs a race of owners and claimers (the threshold 1 ms before each request is due) and checks
+// that its 900 planned requests each went out once and ended once, the run's and each worker's.
+run_result run_racing(load_run& run) {
+  run.claims()->set_threshold(-nanoseconds(milliseconds(1)));
+  auto r = run.execute([](std::int64_t, const record::view_set&) {});
+  const auto& c = r.measured.counts;
+  EXPECT_EQ(c.planned, 900u);
+  EXPECT_EQ(c.outcome_total(), c.planned);
+  EXPECT_EQ(c.attempts.first, c.planned);
+  EXPECT_EQ(c.claimed_in, c.claimed_out);
+  for (const auto& w : r.workers)
+    EXPECT_EQ(w.planned + w.sent_for_others - w.claimed_away, w.outcomes);
+  return r;
+}
+
 // Claims race: -t3, each worker takes the others' requests up to 1 ms before they are due, so
 // owners and claimers race on nearly every request, on real threads (and under TSan). A double
 // send would be a second outcome; a lost request, a missing one; each worker's claims add up.
@@ -104,16 +119,8 @@ TEST(engine_run, owners_and_claimers_racing_send_each_request_once) {
     f.config.connections = 6;
     *f.config.plan() = f.plan(3000);
     load_run run(f.config, system_parts(f.config));
-    run.claims()->set_threshold(-nanoseconds(milliseconds(1)));
-    const auto r = run.execute([](std::int64_t, const record::view_set&) {});
-    const auto& c = r.measured.counts;
-    EXPECT_EQ(c.planned, 900u);
-    EXPECT_EQ(c.outcome_total(), c.planned);
-    EXPECT_EQ(c.attempts.first, c.planned);
-    EXPECT_EQ(c.claimed_in, c.claimed_out);
-    EXPECT_GT(c.claimed_in, 0u);
-    for (const auto& w : r.workers)
-      EXPECT_EQ(w.planned + w.sent_for_others - w.claimed_away, w.outcomes);
+    const auto r = run_racing(run);
+    EXPECT_GT(r.measured.counts.claimed_in, 0u);
   }
 }
 
@@ -142,16 +149,8 @@ TEST(engine_run, owners_and_claimers_racing_on_retries_send_each_once) {
     m.retry.backoff_cap = milliseconds(2);
     config.model = m;
     load_run run(config, system_parts(config));
-    run.claims()->set_threshold(-nanoseconds(milliseconds(1)));
-    const auto r = run.execute([](std::int64_t, const record::view_set&) {});
-    const auto& c = r.measured.counts;
-    EXPECT_EQ(c.planned, 900u);
-    EXPECT_EQ(c.outcome_total(), c.planned);
-    EXPECT_EQ(c.attempts.first, c.planned);
-    EXPECT_EQ(c.claimed_in, c.claimed_out);
-    EXPECT_GT(c.attempts.retries, 0u);
-    for (const auto& w : r.workers)
-      EXPECT_EQ(w.planned + w.sent_for_others - w.claimed_away, w.outcomes);
+    const auto r = run_racing(run);
+    EXPECT_GT(r.measured.counts.attempts.retries, 0u);
   }
 }
 
