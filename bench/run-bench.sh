@@ -382,6 +382,11 @@ cpus_busy_ms() {
   awk -v a="cpu$server_cpu" -v b="cpu$tool_cpu" -v hz="$(getconf CLK_TCK)" \
     '$1 == a || $1 == b { s += $2 + $3 + $4 + $7 + $8 } END { printf "%d", s * 1000 / hz }' /proc/stat
 }
+# Busy time so far on the server's CPU alone, in ms: nginx and the kernel's work on its behalf.
+server_cpu_busy_ms() {
+  awk -v a="cpu$server_cpu" -v hz="$(getconf CLK_TCK)" \
+    '$1 == a { s += $2 + $3 + $4 + $7 + $8 } END { printf "%d", s * 1000 / hz }' /proc/stat
+}
 nginx_ms() {
   local pids
   pids="$nginx_pid $(pgrep -P "$nginx_pid" | tr '\n' ' ')"
@@ -390,48 +395,57 @@ nginx_ms() {
     awk -v hz="$(getconf CLK_TCK)" '{ s += $14 + $15 } END { printf "%d", s * 1000 / hz }'
 }
 
-section2() {
-  log "2/5 maximum rate, $conns1 connections, ${dur}s per step"
-  local wrk_rate=0
-  if (( have_wrk )); then
-    timed s2_wrk wrk -t1 -c"$conns1" -d"${dur}s" "$url"
-    wrk_rate=$(awk '/^Requests\/sec:/ {printf "%d", $2}' "$raw/s2_wrk.out")
-  fi
-  [[ -n $wrk_rate && $wrk_rate -gt 0 ]] || wrk_rate=40000
-  # Bisection over [0, 1.5 x wrk's closed-loop rate]: the server on one core bounds both tools.
-  local lo=0 hi=$((wrk_rate * 3 / 2)) step r
+# ladder HI: bisection of punctual's rate over [0, HI], a line per step in $raw/s2_ladder.txt.
+ladder() {
+  local lo=0 hi=$1 step r
   # A step during which the host stole more than a tenth of the step from the two CPUs says
   # nothing about punctual (seen here: 9 s stolen in a 10 s step, and no step passed): it runs
   # once more, and a second such step is void, ending the ladder rather than bisecting on noise.
   local steal_limit=${STEAL_LIMIT_MS:-$((dur * 100))} attempt
   for step in $(seq "$ladder_steps"); do
     r=$(((lo + hi) / 2))
-    local stolen busy server own others
+    local name=s2_step${step}_R$r stolen busy server own others core
     for attempt in 1 2; do
-      stolen=$(steal_ms) busy=$(cpus_busy_ms) server=$(nginx_ms)
-      punctual_run "s2_step${step}_R$r" -t1 -c"$conns1" -R"$r" -d"${dur}s" --max-queue "$max_queue"
+      stolen=$(steal_ms) busy=$(cpus_busy_ms) server=$(nginx_ms) core=$(server_cpu_busy_ms)
+      punctual_run "$name" -t1 -c"$conns1" -R"$r" -d"${dur}s" --max-queue "$max_queue"
       stolen=$(($(steal_ms) - stolen)) busy=$(($(cpus_busy_ms) - busy)) server=$(($(nginx_ms) - server))
+      core=$(($(server_cpu_busy_ms) - core))
       ((stolen <= steal_limit)) && break
       log "   -R $r: the host stole ${stolen} ms of the step (limit ${steal_limit} ms)${attempt/1/; once more}"
     done
-    own=$(awk 'END { printf "%d", ($2 + $3) * 1000 }' "$raw/s2_step${step}_R$r.time")
+    own=$(awk 'END { printf "%d", ($2 + $3) * 1000 }' "$raw/$name.time")
     others=$((busy - server - own))
     local verdict=fail why
+    # The load average, the steal time, other processes' CPU time on the two CPUs and the
+    # server CPU's busy time beside each step: on a shared host, other work on the server's or the tool's CPU fails
+    # steps that a quiet host passes, and a server busy all the step bounds every tool.
+    local facts="$(cut -d' ' -f1 /proc/loadavg) $stolen $others $core"
     if ((stolen > steal_limit)); then
       why="host stole ${stolen} ms"
-      echo "$r void $raw/s2_step${step}_R$r.json $(cut -d' ' -f1 /proc/loadavg) $stolen $others $why" \
-        >>"$raw/s2_ladder.txt"
+      echo "$r void $raw/$name.json $facts $why" >>"$raw/s2_ladder.txt"
       log "   -R $r: void ($why); the ladder ends here"
       break
     fi
-    if why=$(keeps_up "$raw/s2_step${step}_R$r.json"); then lo=$r; verdict=pass; else hi=$r; fi
-    # The load average, the steal time and other processes' CPU time on the two CPUs beside each
-    # step: on a shared host, other work on the server's or the tool's CPU fails steps that a
-    # quiet host passes.
-    echo "$r $verdict $raw/s2_step${step}_R$r.json $(cut -d' ' -f1 /proc/loadavg) $stolen $others $why" \
-      >>"$raw/s2_ladder.txt"
+    if why=$(keeps_up "$raw/$name.json"); then lo=$r; verdict=pass; else hi=$r; fi
+    echo "$r $verdict $raw/$name.json $facts $why" >>"$raw/s2_ladder.txt"
     log "   -R $r: $verdict${why:+ ($why)}"
   done
+}
+
+section2() {
+  log "2/5 maximum rate, $conns1 connections, ${dur}s per step"
+  local wrk_rate=0 server
+  if (( have_wrk )); then
+    # How busy the server's CPU was during wrk's run (nginx and the kernel's work for it): when
+    # nearly always, wrk's rate is the server's, and no open-loop tool passes much more.
+    server=$(server_cpu_busy_ms)
+    timed s2_wrk wrk -t1 -c"$conns1" -d"${dur}s" "$url"
+    echo $(($(server_cpu_busy_ms) - server)) >"$raw/s2_wrk_server_ms"
+    wrk_rate=$(awk '/^Requests\/sec:/ {printf "%d", $2}' "$raw/s2_wrk.out")
+  fi
+  [[ -n $wrk_rate && $wrk_rate -gt 0 ]] || wrk_rate=40000
+  # Bisection over [0, 1.5 x wrk's closed-loop rate]: the server on one core bounds both tools.
+  ladder $((wrk_rate * 3 / 2))
 }
 
 section3() {
@@ -753,10 +767,11 @@ floor_aa = {"median": round_ratio("floor again", "floor coarse"),
 # ---- section 2
 ladder = []
 for line in (read("s2_ladder.txt") or "").splitlines():
-    r, verdict, f, load, stolen, others, *why = line.split(" ", 6)
+    r, verdict, f, load, stolen, others, server, *why = line.split(" ", 7)
     d = load_json(os.path.basename(f))
     ladder.append({"rate": int(r), "pass": verdict == "pass", "loadavg_1min_after": float(load),
                    "steal_ms": int(stolen), "other_processes_cpu_ms": int(others),
+                   "server_cpu_busy_share": int(server) / (dur * 1000),
                    "void": verdict == "void",
                    "failed_criteria": why[0].strip() if why and why[0].strip() else None,
                    "send_lag_p99_us": us(pct(d["latency"]["send_lag"], "99")) if d else None,
@@ -767,12 +782,18 @@ passed = [s["rate"] for s in ladder if s["pass"]]
 failed = [s["rate"] for s in ladder if not s["pass"] and not s["void"]]
 m = re.search(r"Requests/sec:\s+([\d.]+)", read("s2_wrk.out") or "")
 wrk_rate = float(m.group(1)) if m else None
+wrk_server_ms = (read("s2_wrk_server_ms") or "").strip()
+wrk_server_share = int(wrk_server_ms) / (dur * 1000) if wrk_server_ms else None
 p_max = max(passed) if passed else None
 max_rate = {
     "punctual_max_open_rate": p_max,
     "lowest_failed_rate": min(failed) if failed else None,
     "wrk_closed_loop_rate": wrk_rate,
     "ratio_to_wrk": ratio(p_max, wrk_rate),
+    # The server CPU's busy share during wrk's run: near 1, wrk's rate is the server's own
+    # limit, and a ratio well above 1 is out of every tool's reach.
+    "wrk_server_cpu_busy_share": wrk_server_share,
+    "server_bound": wrk_server_share is not None and wrk_server_share >= 0.95,
     "void": any(s["void"] for s in ladder),
     "ladder": ladder,
 }
@@ -998,17 +1019,22 @@ if "2" in sections:
     for s in ladder:
         print(f"   -R {s['rate']}: {'pass' if s['pass'] else 'VOID' if s['void'] else 'FAIL'} (lag p99 "
               f"{fmt(s['send_lag_p99_us'])} us, queue wait p99 {fmt(s['queue_wait_p99_us'])} us, "
-              f"sent {fmt(s['rate_sent_per_s'], '.0f')}/s, load average {s['loadavg_1min_after']}, "
-              f"steal {s['steal_ms']} ms, other processes on the two CPUs "
-              f"{s['other_processes_cpu_ms']} ms)"
+              f"sent {fmt(s['rate_sent_per_s'], '.0f')}/s, server CPU busy {100 * s['server_cpu_busy_share']:.0f}%, "
+              f"load average {s['loadavg_1min_after']}, steal {s['steal_ms']} ms, other processes "
+              f"on the two CPUs {s['other_processes_cpu_ms']} ms)"
               + ("" if not s.get("failed_criteria") else
                  f": {s['failed_criteria']}" if s["void"] else f": failed {s['failed_criteria']}"))
     if p_max is None and failed:
         print(f"   no step passed; the lowest tried was {min(failed)} req/s")
+    share = max_rate["wrk_server_cpu_busy_share"]
     print(f"   punctual {fmt(p_max, '.0f')} req/s, wrk {fmt(wrk_rate, '.0f')} req/s, "
           f"ratio {fmt(max_rate['ratio_to_wrk'], '.2f')}"
           + ("  (the ladder ended on a step the host stole from: a lower bound at most)"
              if max_rate["void"] else ""))
+    if share is not None:
+        print(f"   the server's CPU was busy {100 * share:.0f}% of wrk's run"
+              + (": wrk's rate is the server's limit, and no open-loop tool passes much more"
+                 if max_rate["server_bound"] else ""))
 if floor:
     print(f"\n3. latency floor at {rate3} req/s, {conns3} connections ({floor['precision']})")
     print(f"   response time p50 {fmt(floor['response_time_us']['50'])} us, "

@@ -7,6 +7,7 @@
 #   PUNCTUAL=build/punctual RUNS=20 PORT=18481 bash bench/soak.sh
 #   ARGS="-R1000 -d3s --slo p99<=100ms" bash bench/soak.sh     # other run options
 #   ARGS="-c10 -d10s -R2000 --no-claims" bash bench/soak.sh    # a paused worker's requests wait
+#   SERVER_CPU=none bash bench/soak.sh                         # nginx unpinned (default: CPU 0)
 #
 # Each run's line also says how many due requests one worker sent for another that was paused
 # (claims) and the longest a claimed request had waited past its intended time.
@@ -26,7 +27,11 @@ mkdir -p "$out/nginx"
 command -v nginx >/dev/null || { echo "soak: nginx is required" >&2; exit 2; }
 
 sed -e "s|@DIR@|$out/nginx|g" -e "s|@PORT@|$port|g" "$here/nginx.conf.template" >"$out/nginx/nginx.conf"
-nginx -p "$out/nginx" -c "$out/nginx/nginx.conf" 2>"$out/nginx/stderr" &
+# nginx on one CPU, as in bench/run-bench.sh; punctual keeps its default threads, unpinned.
+server_cpu="${SERVER_CPU:-0}"
+pin_server=()
+[[ $server_cpu == none ]] || pin_server=(taskset -c "$server_cpu")
+"${pin_server[@]}" nginx -p "$out/nginx" -c "$out/nginx/nginx.conf" 2>"$out/nginx/stderr" &
 nginx_pid=$!
 trap 'kill -QUIT $nginx_pid 2>/dev/null || true; wait $nginx_pid 2>/dev/null || true' EXIT
 for _ in $(seq 50); do
@@ -58,8 +63,11 @@ failed = [n for n, c in checks.items() if c["level"] == "gating" and not c["pass
 warned = [n for n, c in checks.items() if c["level"] == "warning" and not c["pass"]]
 lag = r["latency"]["send_lag"]["percentiles_ns"]
 claimed = r["generator"].get("sent_for_others", 0)
+# Each worker's longest wake-up past the instant it asked for: when every worker shows a long
+# one, they may have been paused together, which no claim can cover.
+wakes = "/".join(f"{w.get('longest_wake_lateness_ns', 0) / 1e6:.1f}" for w in r["generator"]["workers"])
 print(f"send lag p99 {lag['99'] / 1e3:.0f}us p99.9 {lag['99.9'] / 1e3:.0f}us max {lag['100'] / 1e3:.0f}us;"
-      f" sent for a paused worker {claimed}; failed {failed or '-'}; warned {warned or '-'}")
+      f" sent for a paused worker {claimed}; longest wake-up lateness per worker {wakes} ms; failed {failed or '-'}; warned {warned or '-'}")
 PY
 )"
   [[ $rc -eq 0 ]] && valid=$((valid + 1))

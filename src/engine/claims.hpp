@@ -4,8 +4,10 @@
 // compare-and-swap, and so does another worker that finds that request due past the steal
 // threshold. Whoever's compare-and-swap succeeds sends request n; the other's fails, so a request
 // is sent once, never twice, whatever the timing. The owner also publishes when its next request
-// becomes claimable, and re-arms a guard timer on the next worker's poller to that instant: while
-// the owner runs, the guard never fires; while it is paused, the guard wakes the next worker.
+// becomes claimable, and the next worker, its guard, is awake then: by a guard timer the owner
+// re-arms on the guard's poller when its next request is far off, else by the guard's own
+// wake-ups, which it plans by that instant. Re-arming a timer is a clock reprogramming, ~8 us on
+// these VMs: at 2,000 req/s, a quarter of a request's CPU (docs/design.md, "Claims").
 // Retries in backoff wait on the owner's retry shelf (retry_shelf.hpp), claimable the same way.
 #pragma once
 
@@ -28,6 +30,16 @@ class claim_board {
   // claims it: above a running worker's own lateness (wake-ups land ~60 us late at p50 and ~125
   // us at p99, docs/design.md), below the host's pauses (0.3 to 10 ms).
   static constexpr nanoseconds steal_threshold{150'000};
+  // A guard whose own next wake-up comes at most this long after a guarded request becomes
+  // claimable does not wake for it: at 2,000 req/s over two workers their sends alternate every
+  // 500 us, so no extra wake-up is needed there, and a paused worker's request waits at most
+  // the threshold plus this before a claim.
+  static constexpr nanoseconds guard_slack{400'000};
+  // An owner whose next request becomes claimable at most this far ahead arms no guard timer:
+  // with even gaps the guard's own send falls half a gap later, within the slack after that
+  // instant (a gap of up to 2 x (slack + threshold) = 1.1 ms, and this is gap + threshold).
+  // Beyond it, a timer costs less than the guard waking for each request.
+  static constexpr nanoseconds timer_above{1'250'000};
   // How many of a worker's retries in backoff can wait claimable at once; more wait in its
   // private heap (a retry storm of more than this many at once on one worker).
   static constexpr std::uint32_t retry_cells = 1024;
@@ -83,10 +95,31 @@ class claim_board {
     return nanoseconds{lanes_[owner].retries_at.load(std::memory_order_relaxed)};
   }
   // Worker `owner` is behind, paused perhaps: its schedule's next request or its earliest retry
-  // was claimable by `now`. Its guard fires once, for the earlier of the two; a claimer that
-  // saw it fire looks again at the other when that comes (the run has retries only).
+  // was claimable by `now`. Its guard wakes for the earlier of the two; a claimer that saw that
+  // one due looks again at the other when that comes (the run has retries only).
   bool overdue(std::uint32_t owner, nanoseconds now) const noexcept {
     return has_retries_ && std::min(claimable_at(owner), retries_claimable_at(owner)) <= now;
+  }
+  // The worker that `guard` guards: the one before it, in a ring, so that each worker is guarded
+  // by exactly one other.
+  std::uint32_t guarded_by(std::uint32_t guard) const noexcept {
+    return (guard + workers_ - 1) % workers_;
+  }
+  // When worker `guard` should wake to claim from the worker it guards, if nothing else wakes
+  // it then: the earlier of that worker's published instants, when still ahead of `now`, not
+  // covered by that worker's guard timer, and more than `guard_slack` before `planned`, the
+  // guard's own next wake-up (which then stands in for it: a claim that late is within the
+  // threshold plus the slack); else nanoseconds::max(). An instant already past was seen by this
+  // turn's claim, whose own recheck follows the requests.
+  nanoseconds guard_wake(std::uint32_t guard, nanoseconds now, nanoseconds planned) const noexcept {
+    const std::uint32_t owner = guarded_by(guard);
+    if (owner == guard) return nanoseconds::max();
+    const nanoseconds at = std::min(claimable_at(owner), retries_claimable_at(owner));
+    if (at <= now || at == nanoseconds::max() || planned - at <= guard_slack ||
+        at.count() == lanes_[owner].timer_at.load(std::memory_order_relaxed)) {
+      return nanoseconds::max();
+    }
+    return at;
   }
   // Every worker but `me` has nothing left that may be claimed: its schedule is over (or cut)
   // and no retry of it waits. Until then, a worker whose own schedule is over stays to claim.
@@ -98,32 +131,38 @@ class claim_board {
     }
     return true;
   }
-  // By the owner: its next request of the schedule, or its earliest retry, may be claimed from
-  // `at`. The guard is re-armed to the earlier of the two when that changed (one timer re-arm
-  // per change, none while nothing is sent).
-  void publish(std::uint32_t owner, nanoseconds at) noexcept {
+  // By the owner at `now`: its next request of the schedule, or its earliest retry, may be
+  // claimed from `at` (one relaxed store when it changed, none while nothing is sent). The guard
+  // timer is re-armed to the earlier of the two when that changed, except for a request of the
+  // schedule claimable within timer_above, which the guard's own wake-ups cover.
+  void publish(std::uint32_t owner, nanoseconds at, nanoseconds now) noexcept {
     lane& l = lanes_[owner];
     if (l.own_schedule_at == at) return;
     l.own_schedule_at = at;
+    l.schedule_timed = at == nanoseconds::max() || at - now > timer_above;
     l.schedule_at.store(at.count(), std::memory_order_relaxed);
-    arm(owner, std::min(at, l.own_retries_at));
+    changed(owner);
   }
   void publish_retries(std::uint32_t owner, nanoseconds at) noexcept {
     lane& l = lanes_[owner];
     if (l.own_retries_at == at) return;
     l.own_retries_at = at;
     l.retries_at.store(at.count(), std::memory_order_relaxed);
-    arm(owner, std::min(at, l.own_schedule_at));
+    changed(owner);
   }
 
  private:
-  void arm(std::uint32_t owner, nanoseconds at) noexcept {
+  void changed(std::uint32_t owner) noexcept {
     lane& l = lanes_[owner];
-    if (l.armed == at) return;
-    l.armed = at;
-    if (l.guard) l.guard->guard(at);
+    const nanoseconds timer =
+        std::min(l.schedule_timed ? l.own_schedule_at : nanoseconds::max(), l.own_retries_at);
+    if (timer != l.armed) {
+      l.armed = timer;
+      l.timer_at.store(timer.count(), std::memory_order_relaxed);
+      if (l.guard) l.guard->guard(timer);
+    }
     // Nothing more of it to claim: a worker that stays only to claim may end now.
-    if (at != nanoseconds::max()) return;
+    if (std::min(l.own_schedule_at, l.own_retries_at) != nanoseconds::max()) return;
     for (std::uint32_t k = 0; k < workers_; ++k) {
       if (k != owner && lanes_[k].poller) lanes_[k].poller->wake();
     }
@@ -136,10 +175,13 @@ class claim_board {
     std::atomic<std::uint64_t> taken{0};
     std::atomic<std::int64_t> schedule_at{nanoseconds::max().count()};
     std::atomic<std::int64_t> retries_at{nanoseconds::max().count()};
-    // The owner's own: what the guard is set to, and what it last published of each.
-    nanoseconds armed{nanoseconds::max()};
+    std::atomic<std::int64_t> timer_at{nanoseconds::max().count()};  // the guard timer's instant
+    // The owner's own: what it last published of each, whether its schedule's needs the timer,
+    // and what the timer is set to.
     nanoseconds own_schedule_at{nanoseconds::max()};
     nanoseconds own_retries_at{nanoseconds::max()};
+    bool schedule_timed = true;
+    nanoseconds armed{nanoseconds::max()};
     net::poller* guard = nullptr;
     net::poller* poller = nullptr;
     retry_shelf retries;

@@ -27,7 +27,7 @@ void open_load::start(model_host& host, nanoseconds start, nanoseconds window_en
   if (fits_send_gaps_) recorder_->keep_send_gaps();
   arrivals_.start(start, window_end);
   for (auto& o : others_) o.stream.start(start, window_end);
-  if (board_) publish();
+  if (board_) publish(start);
 }
 
 record::request_times open_load::times_of(const arrivals& a) const noexcept {
@@ -55,7 +55,7 @@ void open_load::dispatch(nanoseconds now) {
     host_->enqueue(t, now);
   }
   if (!board_) return;
-  publish();
+  publish(now);
   claim(now);
 }
 
@@ -71,10 +71,11 @@ void open_load::pass_claimed(std::uint64_t taken) {
   }
 }
 
-void open_load::publish() noexcept {
-  board_->publish(worker_, arrivals_.over()
-                               ? nanoseconds::max()
-                               : host_->send_instant(arrivals_.at()) + board_->threshold());
+void open_load::publish(nanoseconds now) noexcept {
+  board_->publish(worker_,
+                  arrivals_.over() ? nanoseconds::max()
+                                   : host_->send_instant(arrivals_.at()) + board_->threshold(),
+                  now);
 }
 
 void open_load::claim(nanoseconds now) {
@@ -114,6 +115,7 @@ bool open_load::claim_next(other& o, nanoseconds now) {
 }
 
 void open_load::interrupt(nanoseconds at) {
+  interrupted_ = true;
   arrivals_.cut(at);
   for (auto& o : others_) o.stream.cut(at);
 }
@@ -122,7 +124,7 @@ void open_load::interrupt(nanoseconds at) {
 // did not reach (past an interruption's cut) is counted.
 void open_load::finish() {
   if (!board_) return;
-  board_->publish(worker_, nanoseconds::max());
+  board_->publish(worker_, nanoseconds::max(), nanoseconds::max());
   pass_claimed(board_->close(worker_));
 }
 

@@ -22,8 +22,14 @@ class open_load final : public source_requests {
   model_traits traits() const noexcept override { return {false, true, uneven_, false}; }
   void start(model_host& host, nanoseconds start, nanoseconds window_end) override;
   void dispatch(nanoseconds now) override;
-  nanoseconds next_due(nanoseconds) const noexcept override {
-    return std::min(arrivals_.next_due(), recheck_at_);
+  // With claims, also when the worker this one guards may need a claim (claims.hpp).
+  nanoseconds next_due(nanoseconds now) const noexcept override {
+    // After an interruption nothing more starts: what the others published before it is no
+    // reason to wait.
+    if (interrupted_) return arrivals_.next_due();
+    const nanoseconds planned = std::min(arrivals_.next_due(), recheck_at_);
+    if (!board_) return planned;
+    return std::min(planned, board_->guard_wake(worker_, now, planned));
   }
   // With claims, a worker whose own schedule is over stays to claim until the others have
   // nothing left that may be claimed: the tail of the run is covered too.
@@ -44,7 +50,7 @@ class open_load final : public source_requests {
   };
   record::request_times times_of(const arrivals& a) const noexcept;
   void pass_claimed(std::uint64_t taken);
-  void publish() noexcept;
+  void publish(nanoseconds now) noexcept;
   void claim(nanoseconds now);
   bool claim_next(other& o, nanoseconds now);
 
@@ -55,9 +61,10 @@ class open_load final : public source_requests {
   claim_board* board_;
   std::uint64_t taken_ = 0;  // own requests passed: sent, or claimed by others
   std::vector<other> others_;
-  // An other's request that becomes claimable then, seen by the last turn (the guard may have
-  // fired for the one before it).
+  // An other's request that becomes claimable then, seen by the last turn (its owner may be
+  // paused, its published instant stale).
   nanoseconds recheck_at_ = nanoseconds::max();
+  bool interrupted_ = false;
   model_host* host_ = nullptr;
   record::recorder* recorder_ = nullptr;
 };

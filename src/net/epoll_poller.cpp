@@ -60,10 +60,12 @@ class epoll_poller final : public poller {
       w.timer_woke = clock_.now();
     }
     if (plan.spin) {
-      // A guard that fires ends the spin too: its timer cannot be seen without a system call,
-      // its instant can.
+      // A guard that fires or a wake() ends the spin too: the timer and the eventfd cannot be
+      // seen without a system call, the guard's instant and the flag can.
       const auto until = [this, due = plan.due] {
-        return std::min(due, nanoseconds{guard_at_.load(std::memory_order_relaxed)});
+        return woken_.load(std::memory_order_relaxed)
+                   ? nanoseconds::min()
+                   : std::min(due, nanoseconds{guard_at_.load(std::memory_order_relaxed)});
       };
       while (clock_.now() < until()) spin_pause();
     }
@@ -79,6 +81,7 @@ class epoll_poller final : public poller {
   }
 
   void wake() noexcept override {
+    woken_.store(true, std::memory_order_relaxed);
     const std::uint64_t one = 1;
     [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
   }
@@ -104,6 +107,7 @@ class epoll_poller final : public poller {
     std::size_t kept = 0;
     for (const auto& ev : ready) {
       if (ev.data.u64 == wake_token || ev.data.u64 == guard_token) {
+        if (ev.data.u64 == wake_token) woken_.store(false, std::memory_order_relaxed);
         std::uint64_t drained = 0;
         const int fd = ev.data.u64 == wake_token ? wake_fd_ : guard_fd_;
         [[maybe_unused]] const auto n = ::read(fd, &drained, sizeof drained);
@@ -120,6 +124,7 @@ class epoll_poller final : public poller {
   int wake_fd_;
   int guard_fd_;
   std::atomic<std::int64_t> guard_at_{nanoseconds::max().count()};
+  std::atomic<bool> woken_{false};  // set by wake(), cleared as its eventfd is drained
   std::array<epoll_event, 256> events_{};
 };
 

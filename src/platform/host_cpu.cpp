@@ -53,7 +53,12 @@ std::optional<nanoseconds> host_steal() {
   if (!in) return std::nullopt;
   std::string line;
   std::getline(in, line);
-  return parse_steal(line, sysconf(_SC_CLK_TCK));
+  const std::optional<nanoseconds> steal = parse_steal(line, sysconf(_SC_CLK_TCK));
+  // A hypervisor that pauses vCPUs without telling the guest (seen on Firecracker, where a
+  // vCPU loses milliseconds at a time) leaves the counter at zero for good: zero since boot is
+  // no report, not a report of nothing taken.
+  if (steal && steal->count() == 0) return std::nullopt;
+  return steal;
 }
 
 }  // namespace punctual::platform

@@ -22,6 +22,8 @@ bool pin_thread_to(int cpu) noexcept;
 // eighth value, in ticks of `ticks_per_second`. None when the line or the value is missing
 // (kernels before 2.6.11 and systems without /proc).
 std::optional<nanoseconds> parse_steal(std::string_view proc_stat, long ticks_per_second) noexcept;
+// This machine's, from /proc/stat; also none while it is zero since boot, which is how a host
+// that does not report steal (or bare metal) shows.
 std::optional<nanoseconds> host_steal();
 
 }  // namespace punctual::platform

@@ -81,7 +81,8 @@ void sim_poller::enter(phase p) {
     case phase::spin:
       timer_woke_ = world_.now();
       phase_ = phase::spin;
-      if (plan_.spin && plan_.due > world_.now() && !guarded_) return go(phase::sockets, plan_.due);
+      if (plan_.spin && plan_.due > world_.now() && !guarded_ && !woken_)
+        return go(phase::sockets, plan_.due);
       [[fallthrough]];
     case phase::sockets: {
       phase_ = phase::sockets;
