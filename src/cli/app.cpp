@@ -50,10 +50,12 @@ std::string not_empty(const std::string& v) {
 void add_run_options(CLI::App& cmd, run_options& o) {
   cmd.add_option("url", o.url, "target, e.g. http://127.0.0.1:8080/ (not with --scenario)");
   o.threads = default_threads();
+  o.threads_from_cpus = true;
   cmd.add_option("-t,--threads", o.threads,
                  "worker threads (default: the CPUs this process may use, from 2 to 4; " +
                      std::to_string(o.threads) + " here)")
-      ->check(whole_number(1));
+      ->check(whole_number(1))
+      ->each([&o](const std::string&) { o.threads_from_cpus = false; });
   cmd.add_option("-c,--connections", o.connections,
                  "connections, split over the threads (default 10)")
       ->check(whole_number(1))

@@ -343,6 +343,8 @@ run_setup build_run(const run_options& o, const std::vector<std::string>& comman
   auto replay = load_schedule_in(o);
   parse_times(o, replay.get(), c);
   c.threads = o.threads;
+  c.threads_from =
+      o.threads_from_cpus ? run::threads_source::cpus_allowed : run::threads_source::flag;
   c.connections = o.connections;
   c.max_queue = o.max_queue;
   c.precision = parse_precision(o.precision);

@@ -16,6 +16,7 @@ namespace punctual::cli {
 struct run_options {
   std::string url;
   std::uint32_t threads = 2;
+  bool threads_from_cpus = false;  // `threads` is -t's default (default_threads()), not -t's
   std::uint32_t connections = 10;
   std::string duration;  // empty: 10s, or to the end of a --schedule-in trace
   std::string rate;

@@ -175,6 +175,7 @@ run_setup probe_setup(const search_setup& s) {
     o = run_options{};
     o.url = s.context.target;
     o.threads = s.step.threads;
+    o.threads_from_cpus = s.step.threads_from_cpus;
     o.timeout = s.step.timeout;
     o.quiet = true;
   }

@@ -123,11 +123,16 @@ std::vector<std::thread> load_run::launch(std::atomic<std::uint32_t>& running) {
   const std::vector<int> cpus = config_.pin ? platform::allowed_cpus() : std::vector<int>{};
   for (std::size_t k = 0; k < workers_.size(); ++k) {
     const int cpu = k < cpus.size() ? cpus[k] : -1;
-    threads.emplace_back([&running, &control = control_, wp = workers_[k].get(), cpu] {
-      if (cpu >= 0) platform::pin_thread_to(cpu);
-      wp->run(control);
-      running.fetch_sub(1, std::memory_order_release);
-    });
+    // top -H, perf and /proc tell the workers apart by the name.
+    std::string name = "punctual-w" + std::to_string(k);
+    threads.emplace_back(
+        [&running, &control = control_, wp = workers_[k].get(), cpu, name = std::move(name)] {
+          if (cpu >= 0 && platform::pin_thread_to(cpu)) wp->pinned_to(cpu);
+          // Named after the pin, so that whoever sees the name sees the pin done (tests read both).
+          platform::name_thread(name);
+          wp->run(control);
+          running.fetch_sub(1, std::memory_order_release);
+        });
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return threads;

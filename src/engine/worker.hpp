@@ -82,6 +82,8 @@ class worker final : private model_host, private record::outcome_listener {
   // What this worker's first TLS handshake negotiated, if it made one.
   const std::optional<net::tls_state>& first_tls() const noexcept { return first_tls_; }
   const worker_stats& stats() const noexcept { return stats_; }
+  // On the worker's thread before run(): the CPU its thread was pinned to (--pin).
+  void pinned_to(int cpu) noexcept { stats_.pinned_cpu = cpu; }
 
  private:
   // model_host: what the load model may ask.

@@ -30,6 +30,13 @@ bool pin_thread_to(int cpu) noexcept {
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
 }
 
+void name_thread(const std::string& name) noexcept {
+  constexpr std::size_t kernel_limit = 15;  // TASK_COMM_LEN less the terminating zero
+  char cut[kernel_limit + 1] = {};
+  name.copy(cut, kernel_limit);
+  pthread_setname_np(pthread_self(), cut);
+}
+
 std::optional<nanoseconds> parse_steal(std::string_view text, long ticks_per_second) noexcept {
   // "cpu  user nice system idle iowait irq softirq steal ...": the first line, "cpu" then
   // blanks (the per-CPU lines are "cpu0", "cpu1", ...).

@@ -1,9 +1,11 @@
 // What the host tells the process about its CPUs: which ones it may run on, and how much time
-// the hypervisor took from the guest's vCPUs (steal), where the kernel reports it.
+// the hypervisor took from the guest's vCPUs (steal), where the kernel reports it; and what the
+// process tells the kernel of its threads: the CPU each runs on, and its name.
 #pragma once
 
 #include <chrono>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +19,9 @@ std::vector<int> allowed_cpus();
 
 // Pins the calling thread to `cpu`; false when the kernel refused.
 bool pin_thread_to(int cpu) noexcept;
+
+// Names the calling thread (/proc/PID/task/TID/comm), cut to the kernel's 15 bytes.
+void name_thread(const std::string& name) noexcept;
 
 // The steal time of every CPU together since boot: the aggregate "cpu" line of /proc/stat, its
 // eighth value, in ticks of `ticks_per_second`. None when the line or the value is missing

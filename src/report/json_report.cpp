@@ -103,9 +103,9 @@ json correction_json(const run::config& c) {
               {"expected_interval_ns", c.expected_interval()->count()}};
 }
 
-// Per worker and over the run: claims both ways, the longest pause seen from inside, and the
-// host's steal time where the kernel reports it.
-json generator_json(const run::result& r) {
+// Per worker and over the run: claims both ways, the longest pause seen from inside, the
+// host's steal time where the kernel reports it, and how many workers and where they ran.
+json generator_json(const run::config& c, const run::result& r) {
   json workers = json::array();
   std::uint64_t sent_for_others = 0;
   std::uint64_t claimed_away = 0;
@@ -121,11 +121,15 @@ json generator_json(const run::result& r) {
                        {"claimed_away", w.claimed_away},
                        {"outcomes", w.outcomes},
                        {"longest_wake_lateness_ns", w.longest_wake_lateness.count()}});
+    if (w.pinned_cpu) workers.back()["pinned_cpu"] = *w.pinned_cpu;
     sent_for_others += w.sent_for_others;
     claimed_away += w.claimed_away;
     longest = std::max(longest, w.longest_wake_lateness);
   }
-  json out{{"workers", workers},
+  json out{{"threads", c.threads},
+           {"threads_from", run::name(c.threads_from)},
+           {"pinned", c.pin},
+           {"workers", workers},
            {"sent_for_others", sent_for_others},
            {"claimed_away", claimed_away},
            {"longest_wake_lateness_ns", longest.count()}};
@@ -308,7 +312,7 @@ void write_json(std::ostream& out, const run::config& config, const run::result&
            {"warmup",
             {{"planned", r.warmup.counts.planned},
              {"outcomes", outcomes_json(r.warmup.counts.outcomes)}}},
-           {"generator", generator_json(r)},
+           {"generator", generator_json(config, r)},
            {"worst_interval", worst_interval_json(r, holders_of(config, r, v))},
            {"series", series_json(config, r)},
            {"text_report", text_report},

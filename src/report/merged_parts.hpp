@@ -66,8 +66,10 @@ void merge_attempts(const std::vector<shard_report>& shards, std::uint64_t plann
                     nlohmann::ordered_json& doc);
 // protocol: connections and HTTP/2 counts added, the protocol most connections spoke named.
 void merge_protocol(const std::vector<shard_report>& shards, nlohmann::ordered_json& doc);
-// generator's totals: sent_for_others, claimed_away and host_steal_ns add up over the shards
-// (the steal absent when no shard had it), longest_wake_lateness_ns is the longest.
+// generator's totals: threads, sent_for_others, claimed_away and host_steal_ns add up over the
+// shards (the steal absent when no shard had it), longest_wake_lateness_ns is the longest;
+// threads_from is the shards' own when they share it, else "mixed", and pinned is true only when
+// every shard was pinned (both absent when a shard's report lacks them).
 void merge_generator(const std::vector<shard_report>& shards, nlohmann::ordered_json& doc);
 // `histograms` re-encoded from the sums, with the sections `like` has.
 nlohmann::ordered_json histograms_of(const merged_sums& sums, const nlohmann::ordered_json& like);

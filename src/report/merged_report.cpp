@@ -248,25 +248,51 @@ verdicts judge_merged(const std::vector<shard_report>& shards, const merged_sums
   return v;
 }
 
+// Where the shards' worker counts came from and whether they were pinned, as far as every shard
+// says (a report from before these fields leaves them out of the merge): one origin when all
+// share it, else "mixed"; pinned only when every shard was (each worker keeps its own
+// pinned_cpu, on its own shard's host).
+void merge_thread_origin(const std::vector<shard_report>& shards, json& g) {
+  std::optional<std::string> from;
+  bool pinned = true;
+  for (const auto& s : shards) {
+    const json& sg = s.doc["generator"];
+    if (!sg.contains("threads_from") || !sg.contains("pinned")) {
+      g.erase("threads_from");
+      g.erase("pinned");
+      return;
+    }
+    const auto shard_from = sg["threads_from"].get<std::string>();
+    from = !from || *from == shard_from ? shard_from : std::string("mixed");
+    pinned = pinned && sg["pinned"].get<bool>();
+  }
+  g["threads_from"] = from.value_or("mixed");
+  g["pinned"] = pinned;
+}
+
 }  // namespace
 
 // The generator's totals: claims cross workers, never shards, so they add up; the longest pause
 // is the longest of any shard's; each shard's host steal adds up (absent when no shard's kernel
-// reported it).
+// reported it); the threads add up, as model.threads does.
 void merge_generator(const std::vector<shard_report>& shards, json& doc) {
   json& g = doc["generator"];
+  std::uint64_t threads = 0;
   std::uint64_t sent_for_others = 0;
   std::uint64_t claimed_away = 0;
   std::uint64_t longest = 0;
   std::optional<std::uint64_t> steal;
   for (const auto& s : shards) {
     const json& sg = s.doc["generator"];
+    threads += s.doc["model"]["threads"].get<std::uint64_t>();
     sent_for_others += sg.value("sent_for_others", std::uint64_t{0});
     claimed_away += sg.value("claimed_away", std::uint64_t{0});
     longest = std::max(longest, sg.value("longest_wake_lateness_ns", std::uint64_t{0}));
     if (sg.contains("host_steal_ns"))
       steal = steal.value_or(0) + sg["host_steal_ns"].get<std::uint64_t>();
   }
+  g["threads"] = threads;
+  merge_thread_origin(shards, g);
   g["sent_for_others"] = sent_for_others;
   g["claimed_away"] = claimed_away;
   g["longest_wake_lateness_ns"] = longest;

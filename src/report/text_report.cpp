@@ -241,6 +241,18 @@ void write_pauses(std::ostream& out, std::uint64_t claimed, nanoseconds longest_
   if (!line.empty()) fmt::print(out, "pauses: {}\n", line);
 }
 
+// --pin: where each worker ran (a worker the kernel would not pin says so).
+void write_pinning(std::ostream& out, const run::config& c, const run::result& r) {
+  if (!c.pin) return;
+  std::string line;
+  for (std::size_t k = 0; k < r.workers.size(); ++k) {
+    const auto& cpu = r.workers[k].pinned_cpu;
+    line += fmt::format("{}worker {} {}", k ? ", " : "", k,
+                        cpu ? fmt::format("on CPU {}", *cpu) : std::string("not pinned"));
+  }
+  fmt::print(out, "pinned: {}\n", line);
+}
+
 void write_generator(std::ostream& out, const run::config& c, const run::result& r) {
   const auto& v = r.measured.views;
   fmt::print(out, "\ngenerator: send lag p99 {}, queue wait p99 {}, connect time p99 {}\n",
@@ -258,6 +270,7 @@ void write_generator(std::ostream& out, const run::config& c, const run::result&
     longest_pause = std::max(longest_pause, w.longest_wake_lateness);
   }
   write_pauses(out, claimed, longest_pause, r.host_steal);
+  write_pinning(out, c, r);
   const auto sent = r.measured.counts.planned + r.warmup.counts.planned;
   fmt::print(
       out, "precision: {} (busiest worker used {:.1f}% of a core; {:.2f} sleeps per request)\n",

@@ -35,6 +35,10 @@ enum class precision_mode { fine, spin, coarse };
 // as the server chooses by ALPN (HTTP/1.1 without TLS).
 enum class http_version { http1, http2, automatic };
 
+// Where the worker count came from: -t (or a command that sets it itself, as the demo does), or
+// -t's default, the CPUs the process may use (at least 2, at most 4).
+enum class threads_source { flag, cpus_allowed };
+
 // Which failed attempts are retried, after what backoff, and how many a budget allows
 // (src/engine/retry.hpp applies it). A retried request stays one logical request: its response
 // time runs from the first attempt's intended time, and --timeout covers the chain.
@@ -153,6 +157,7 @@ struct config {
 
   std::uint32_t connections = 10;
   std::uint32_t threads = 2;
+  threads_source threads_from = threads_source::flag;
   nanoseconds timeout{std::chrono::seconds(10)};
   nanoseconds connect_timeout{std::chrono::seconds(10)};
   std::uint64_t max_queue = 0;  // 0: unbounded (bounded in practice by the timeout)

@@ -32,6 +32,16 @@ const char* name(http_version h) noexcept {
   return "?";
 }
 
+const char* name(threads_source t) noexcept {
+  switch (t) {
+    case threads_source::flag:
+      return "flag";
+    case threads_source::cpus_allowed:
+      return "cpus_allowed";
+  }
+  return "?";
+}
+
 const char* name(model_kind m) noexcept {
   switch (m) {
     case model_kind::open:

@@ -17,6 +17,8 @@ const char* name(precision_mode p) noexcept;
 const char* name(schedule::arrival_kind a) noexcept;
 // "1.1", "2", "auto": as --http takes it.
 const char* name(http_version h) noexcept;
+// "flag", "cpus_allowed": as the JSON report's generator.threads_from spells them.
+const char* name(threads_source t) noexcept;
 
 // "5xx,429,reset": the causes a retry policy's mask names, in record::retry_cause order.
 std::string retry_causes(std::uint32_t mask);

@@ -40,6 +40,8 @@ struct worker_stats {
   // The largest delay of one of its timed wake-ups past the instant it asked for: how a pause
   // of its thread (the host took its vCPU) shows from inside.
   nanoseconds longest_wake_lateness{};
+  // --pin: the CPU the kernel pinned the worker's thread to (none: not pinned, or refused).
+  std::optional<int> pinned_cpu;
   // The measured window's requests, by intended time: the worker's share of the schedule, the
   // due requests of paused workers it sent (claims, engine/claims.hpp), its own that others
   // sent, and the outcomes it recorded. planned + sent_for_others - claimed_away == outcomes.

@@ -105,6 +105,7 @@ def _check_sums(report):
             if generator[total] != want:
                 problems.append(f"report.generator.{total}: {generator[total]}, but the workers' "
                                 f"give {want}")
+    problems += _thread_problems(report)
     warmup = report.get("warmup")
     if warmup is not None:
         warmup_sum = sum(warmup["outcomes"].values())
@@ -115,6 +116,20 @@ def _check_sums(report):
     if digest != report["workload"]["digest"]:
         problems.append(f"report.workload.digest: {report['workload']['digest']}, but the fields "
                         f"encode to {digest}")
+    return problems
+
+
+def _thread_problems(report):
+    """generator.threads is the number of workers and model.threads; only --pin pins a worker (a
+    merged report's pinned is false unless every shard was pinned, so its workers may be)."""
+    generator, workers = report["generator"], report["generator"]["workers"]
+    problems = []
+    if "threads" in generator and not generator["threads"] == len(workers) == report["model"]["threads"]:
+        problems.append(f"report.generator.threads: {generator['threads']}, but {len(workers)} workers "
+                        f"and model.threads {report['model']['threads']}")
+    pinned = [k for k, w in enumerate(workers) if "pinned_cpu" in w]
+    if generator.get("pinned") is False and pinned and "shards" not in report:
+        problems.append(f"report.generator.pinned: false, but workers {pinned} have a pinned_cpu")
     return problems
 
 

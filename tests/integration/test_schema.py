@@ -25,7 +25,7 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 # Every fixture README.md describes; each must exist and pass.
 EXPECTED_FIXTURES = (
     "open-constant", "closed", "closed-expected-interval", "closed-slo-refused", "open-retries",
-    "open-socket-errors", "interrupted", "warmup", "slo", "tls", "trace",
+    "open-socket-errors", "interrupted", "warmup", "slo", "tls", "trace", "pinned",
 )
 
 
@@ -207,6 +207,14 @@ def claims_do_not_sum(r):
     r["generator"]["workers"][0]["sent_for_others"] += 1
 
 
+def threads_not_the_workers(r):
+    r["generator"]["threads"] += 1
+
+
+def pinned_cpu_without_pin(r):
+    r["generator"]["pinned"] = False
+
+
 def check_level_fatal(r):
     r["validity"]["checks"][0]["level"] = "fatal"
 
@@ -253,6 +261,10 @@ MUTATIONS = (
     ("warm-up planned not the sum of its outcomes", "warmup", warmup_does_not_sum, "report.warmup.planned"),
     ("a worker's claims not adding up to its outcomes", "open-constant", claims_do_not_sum,
      "report.generator.workers[0]"),
+    ("generator.threads not the number of workers", "open-constant", threads_not_the_workers,
+     "report.generator.threads"),
+    ("a worker's pinned_cpu in a run without --pin", "pinned", pinned_cpu_without_pin,
+     "report.generator.pinned"),
     ("check with level fatal", "open-constant", check_level_fatal, "report.validity.checks[0].level"),
     ("interrupted as a string", "interrupted", interrupted_as_string, "report.interrupted"),
     ("status code key not 3 digits", "open-constant", status_code_not_three_digits, "report.status_counts"),

@@ -1,6 +1,7 @@
 // The text report as people see it, byte for byte: a simulated run is the same on every machine,
-// so its report can be compared with a golden file. PUNCTUAL_UPDATE_GOLDEN=1 rewrites the files
-// (then read the diff: it is the change people will see).
+// so its report can be compared with a golden file. Each run names -t, whose default follows the
+// machine's CPUs. PUNCTUAL_UPDATE_GOLDEN=1 rewrites the files (then read the diff: it is the
+// change people will see).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -41,7 +42,7 @@ TEST(sim_text_report, healthy_run) {
   PUNCTUAL_SKIP_UNDER_SANITIZER("the stall and verbose reports print every line it prints");
   surroundings around;
   around.server.service = {service_time::kind::exponential, milliseconds(1)};
-  const cli_result r = run_cli({"-R", "1000", "-d", "5s", "-c", "20", url}, around);
+  const cli_result r = run_cli({"-t", "2", "-R", "1000", "-d", "5s", "-c", "20", url}, around);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.text.rfind("VALID · no SLO · exit 0\n", 0), 0u) << r.text;
   expect_golden(r, "healthy");
@@ -52,7 +53,7 @@ TEST(sim_text_report, healthy_run) {
 TEST(sim_text_report, every_request_failed) {
   surroundings around;
   around.server.shares[static_cast<std::size_t>(fate::status_503)] = 1.0;
-  const cli_result r = run_cli({"-R", "500", "-d", "3s", url}, around);
+  const cli_result r = run_cli({"-t", "2", "-R", "500", "-d", "3s", url}, around);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.text.find("\n0 of 1,500 ok: 1,500 answered 503 (expected 200-399)\n"),
             std::string::npos)
@@ -68,7 +69,7 @@ TEST(sim_text_report, timeouts_are_errors) {
   around.server.shares[static_cast<std::size_t>(fate::never)] = 0.05;
   around.server.shares[static_cast<std::size_t>(fate::reset)] = 0.02;
   const cli_result r =
-      run_cli({"-R", "500", "-d", "3s", "--timeout", "200ms", "-c", "50", url}, around);
+      run_cli({"-t", "2", "-R", "500", "-d", "3s", "--timeout", "200ms", "-c", "50", url}, around);
   EXPECT_NE(r.text.find("FAILURES: "), std::string::npos) << r.text;
   const auto errors = r.text.find("\nerrors: ");
   ASSERT_NE(errors, std::string::npos);
@@ -82,7 +83,7 @@ TEST(sim_text_report, timeouts_are_errors) {
 TEST(sim_text_report, stall_run) {
   surroundings around;
   around.server.stalls = {{milliseconds(2300), milliseconds(3300)}};
-  const cli_result r = run_cli({"-R", "2000", "-d", "6s", "-c", "10", url}, around);
+  const cli_result r = run_cli({"-t", "2", "-R", "2000", "-d", "6s", "-c", "10", url}, around);
   EXPECT_NE(r.text.find("cause: server: all 10 connections were held by slow responses"),
             std::string::npos)
       << r.text;
@@ -92,9 +93,9 @@ TEST(sim_text_report, stall_run) {
 TEST(sim_text_report, slo_run) {
   surroundings around;
   around.server.service = {service_time::kind::exponential, milliseconds(2)};
-  const cli_result r = run_cli(
-      {"-R", "1000", "-d", "5s", "-c", "30", "--slo", "p99<=50ms", "--slo", "errors<=1%", url},
-      around);
+  const cli_result r = run_cli({"-t", "2", "-R", "1000", "-d", "5s", "-c", "30", "--slo",
+                                "p99<=50ms", "--slo", "errors<=1%", url},
+                               around);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.text.rfind("VALID · SLOs p99<=50ms passed (", 0), 0u) << r.text;
   expect_golden(r, "slo");
@@ -103,7 +104,7 @@ TEST(sim_text_report, slo_run) {
 // -R 200 -d 2s: too few samples beyond p99 for a verdict, but with no SLO there is none to
 // withhold; a warning says how long a run would resolve it.
 TEST(sim_text_report, smoke_run) {
-  const cli_result r = run_cli({"-R", "200", "-d", "2s", url});
+  const cli_result r = run_cli({"-t", "2", "-R", "200", "-d", "2s", url});
   EXPECT_EQ(r.exit_code, 0) << r.text;
   EXPECT_NE(r.text.find("  warn  too few samples: p99 has 4, p99.9 has 0.4 and p99.99 has 0.04 "
                         "samples beyond it, fewer than 10 each; runs of 5s, 50s and 500s at the "

@@ -8,6 +8,7 @@
 #include "engine/run.hpp"
 #include "engine_test_config.hpp"
 #include "http/request.hpp"
+#include "platform/host_cpu.hpp"
 #include "server/server.hpp"
 
 namespace punctual::engine {
@@ -92,6 +93,29 @@ TEST(engine_run, interruption_ends_the_window_and_marks_the_rest_unfinished) {
   EXPECT_EQ(c.outcome_total(), c.planned);
   EXPECT_EQ(c.censored, c.outcomes[record::index(record::outcome::unfinished)] +
                             c.outcomes[record::index(record::outcome::timeout)]);
+}
+
+// --pin: worker k's thread is pinned to the k-th CPU the process may use, and its stats say so;
+// without --pin no worker is pinned. (The integration test reads the threads' affinity itself.)
+TEST(engine_run, pin_puts_worker_k_on_the_kth_allowed_cpu) {
+  const std::vector<int> cpus = platform::allowed_cpus();
+  if (cpus.size() < 2)
+    GTEST_SKIP() << "--pin -t2 needs two CPUs; this process may use " << cpus.size();
+  for (const bool pin : {true, false}) {
+    fixture f(model_kind::open, milliseconds(200));  // before the server's stall
+    *f.config.plan() = f.plan(100);
+    f.config.pin = pin;
+    load_run run(f.config, system_parts(f.config));
+    const auto r = run.execute([](std::int64_t, const record::view_set&) {});
+    ASSERT_EQ(r.workers.size(), 2u);
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (pin) {
+        EXPECT_EQ(r.workers[k].pinned_cpu, cpus[k]) << "worker " << k;
+      } else {
+        EXPECT_FALSE(r.workers[k].pinned_cpu.has_value()) << "worker " << k;
+      }
+    }
+  }
 }
 
 // Runs a race of owners and claimers (the threshold 1 ms before each request is due) and checks

@@ -1,5 +1,9 @@
-// The host's CPUs as the kernel tells them: /proc/stat's steal, and the CPUs the process may use.
+// The host's CPUs as the kernel tells them: /proc/stat's steal, the CPUs the process may use, and
+// the names its threads show there.
 #include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <thread>
 
 #include "platform/host_cpu.hpp"
 
@@ -29,6 +33,16 @@ TEST(host_cpu, the_allowed_cpus_are_listed_in_order) {
   const auto cpus = allowed_cpus();
   ASSERT_FALSE(cpus.empty());
   for (std::size_t k = 1; k < cpus.size(); ++k) EXPECT_LT(cpus[k - 1], cpus[k]);
+}
+
+// A name longer than the kernel keeps is cut, not refused (pthread_setname_np would refuse it).
+TEST(host_cpu, a_thread_name_is_cut_to_the_kernels_fifteen_bytes) {
+  std::thread([] {
+    name_thread("punctual-w1234567");
+    char name[32] = {};
+    ASSERT_EQ(pthread_getname_np(pthread_self(), name, sizeof name), 0);
+    EXPECT_STREQ(name, "punctual-w12345");
+  }).join();
 }
 
 }  // namespace

@@ -177,6 +177,7 @@ TEST(merged_generator, claims_and_steal_add_up_and_the_longest_pause_is_kept) {
                                 {"claimed_away", 4},
                                 {"longest_wake_lateness_ns", 900000},
                                 {"host_steal_ns", 9000000}};
+  for (auto& s : shards) s.doc["model"] = {{"threads", 2}};
   ordered_json doc = shards[0].doc;
   punctual::report::merge_generator(shards, doc);
   EXPECT_EQ(doc["generator"]["sent_for_others"], 7);
@@ -189,4 +190,32 @@ TEST(merged_generator, claims_and_steal_add_up_and_the_longest_pause_is_kept) {
   doc["generator"]["host_steal_ns"] = 1;  // whatever the template held
   punctual::report::merge_generator(shards, doc);
   EXPECT_FALSE(doc["generator"].contains("host_steal_ns"));
+}
+
+// The threads add up; where they came from and whether they were pinned is kept as far as every
+// shard says it: one origin, else "mixed"; pinned only when every shard was.
+TEST(merged_generator, threads_add_up_and_their_origin_is_kept_only_when_shared) {
+  const auto empty = ordered_json::array();
+  std::vector<shard_report> shards{shard_with(0, 2, empty), shard_with(1, 2, empty)};
+  shards[0].doc["model"] = {{"threads", 2}};
+  shards[1].doc["model"] = {{"threads", 4}};
+  for (auto& s : shards) s.doc["generator"] = {{"threads_from", "cpus_allowed"}, {"pinned", true}};
+  const auto merged = [&shards] {
+    ordered_json doc = shards[0].doc;
+    punctual::report::merge_generator(shards, doc);
+    return doc["generator"];
+  };
+  EXPECT_EQ(merged()["threads"], 6);
+  EXPECT_EQ(merged()["threads_from"], "cpus_allowed");
+  EXPECT_EQ(merged()["pinned"], true);
+
+  shards[1].doc["generator"] = {{"threads_from", "flag"}, {"pinned", false}};
+  EXPECT_EQ(merged()["threads_from"], "mixed");
+  EXPECT_EQ(merged()["pinned"], false);
+
+  // A shard written before these fields: the merge cannot say, so it leaves them out.
+  shards[1].doc["generator"] = ordered_json::object();
+  EXPECT_EQ(merged()["threads"], 6);
+  EXPECT_FALSE(merged().contains("threads_from"));
+  EXPECT_FALSE(merged().contains("pinned"));
 }
