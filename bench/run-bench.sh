@@ -382,10 +382,9 @@ cpus_busy_ms() {
   awk -v a="cpu$server_cpu" -v b="cpu$tool_cpu" -v hz="$(getconf CLK_TCK)" \
     '$1 == a || $1 == b { s += $2 + $3 + $4 + $7 + $8 } END { printf "%d", s * 1000 / hz }' /proc/stat
 }
-# Busy time so far on the server's CPU alone, in ms: nginx and the kernel's work on its behalf.
-server_cpu_busy_ms() {
-  awk -v a="cpu$server_cpu" -v hz="$(getconf CLK_TCK)" \
-    '$1 == a { s += $2 + $3 + $4 + $7 + $8 } END { printf "%d", s * 1000 / hz }' /proc/stat
+# Milliseconds of wall time since SINCE (an $EPOCHREALTIME).
+wall_ms_since() {
+  awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'
 }
 nginx_ms() {
   local pids
@@ -404,22 +403,24 @@ ladder() {
   local steal_limit=${STEAL_LIMIT_MS:-$((dur * 100))} attempt
   for step in $(seq "$ladder_steps"); do
     r=$(((lo + hi) / 2))
-    local name=s2_step${step}_R$r stolen busy server own others core
+    local name=s2_step${step}_R$r stolen busy server own others since wall
     for attempt in 1 2; do
-      stolen=$(steal_ms) busy=$(cpus_busy_ms) server=$(nginx_ms) core=$(server_cpu_busy_ms)
+      since=$EPOCHREALTIME
+      stolen=$(steal_ms) busy=$(cpus_busy_ms) server=$(nginx_ms)
       punctual_run "$name" -t1 -c"$conns1" -R"$r" -d"${dur}s" --max-queue "$max_queue"
       stolen=$(($(steal_ms) - stolen)) busy=$(($(cpus_busy_ms) - busy)) server=$(($(nginx_ms) - server))
-      core=$(($(server_cpu_busy_ms) - core))
+      wall=$(wall_ms_since "$since")
       ((stolen <= steal_limit)) && break
       log "   -R $r: the host stole ${stolen} ms of the step (limit ${steal_limit} ms)${attempt/1/; once more}"
     done
     own=$(awk 'END { printf "%d", ($2 + $3) * 1000 }' "$raw/$name.time")
     others=$((busy - server - own))
     local verdict=fail why
-    # The load average, the steal time, other processes' CPU time on the two CPUs and the
-    # server CPU's busy time beside each step: on a shared host, other work on the server's or the tool's CPU fails
-    # steps that a quiet host passes, and a server busy all the step bounds every tool.
-    local facts="$(cut -d' ' -f1 /proc/loadavg) $stolen $others $core"
+    # The load average, the steal time, other processes' CPU time on the two CPUs and nginx's
+    # share of the step's wall time (per mille) beside each step: on a shared host, other work
+    # on the server's or the tool's CPU fails steps that a quiet host passes, and a server busy
+    # all the step bounds every tool.
+    local facts="$(cut -d' ' -f1 /proc/loadavg) $stolen $others $((server * 1000 / (wall > 0 ? wall : 1)))"
     if ((stolen > steal_limit)); then
       why="host stole ${stolen} ms"
       echo "$r void $raw/$name.json $facts $why" >>"$raw/s2_ladder.txt"
@@ -436,11 +437,12 @@ section2() {
   log "2/5 maximum rate, $conns1 connections, ${dur}s per step"
   local wrk_rate=0 server
   if (( have_wrk )); then
-    # How busy the server's CPU was during wrk's run (nginx and the kernel's work for it): when
-    # nearly always, wrk's rate is the server's, and no open-loop tool passes much more.
-    server=$(server_cpu_busy_ms)
+    # How busy nginx was during wrk's run (its CPU time over the run's wall time): when nearly
+    # always, wrk's rate is the server's, and no open-loop tool passes much more.
+    local since=$EPOCHREALTIME
+    server=$(nginx_ms)
     timed s2_wrk wrk -t1 -c"$conns1" -d"${dur}s" "$url"
-    echo $(($(server_cpu_busy_ms) - server)) >"$raw/s2_wrk_server_ms"
+    echo "$(($(nginx_ms) - server)) $(wall_ms_since "$since")" >"$raw/s2_wrk_server_ms"
     wrk_rate=$(awk '/^Requests\/sec:/ {printf "%d", $2}' "$raw/s2_wrk.out")
   fi
   [[ -n $wrk_rate && $wrk_rate -gt 0 ]] || wrk_rate=40000
@@ -771,7 +773,7 @@ for line in (read("s2_ladder.txt") or "").splitlines():
     d = load_json(os.path.basename(f))
     ladder.append({"rate": int(r), "pass": verdict == "pass", "loadavg_1min_after": float(load),
                    "steal_ms": int(stolen), "other_processes_cpu_ms": int(others),
-                   "server_cpu_busy_share": int(server) / (dur * 1000),
+                   "nginx_busy_share": int(server) / 1000,
                    "void": verdict == "void",
                    "failed_criteria": why[0].strip() if why and why[0].strip() else None,
                    "send_lag_p99_us": us(pct(d["latency"]["send_lag"], "99")) if d else None,
@@ -782,17 +784,18 @@ passed = [s["rate"] for s in ladder if s["pass"]]
 failed = [s["rate"] for s in ladder if not s["pass"] and not s["void"]]
 m = re.search(r"Requests/sec:\s+([\d.]+)", read("s2_wrk.out") or "")
 wrk_rate = float(m.group(1)) if m else None
-wrk_server_ms = (read("s2_wrk_server_ms") or "").strip()
-wrk_server_share = int(wrk_server_ms) / (dur * 1000) if wrk_server_ms else None
+wrk_server_ms = (read("s2_wrk_server_ms") or "").split()
+wrk_server_share = (int(wrk_server_ms[0]) / max(int(wrk_server_ms[1]), 1)
+                    if len(wrk_server_ms) == 2 else None)
 p_max = max(passed) if passed else None
 max_rate = {
     "punctual_max_open_rate": p_max,
     "lowest_failed_rate": min(failed) if failed else None,
     "wrk_closed_loop_rate": wrk_rate,
     "ratio_to_wrk": ratio(p_max, wrk_rate),
-    # The server CPU's busy share during wrk's run: near 1, wrk's rate is the server's own
+    # nginx's CPU time over wrk's run's wall time: near 1, wrk's rate is the server's own
     # limit, and a ratio well above 1 is out of every tool's reach.
-    "wrk_server_cpu_busy_share": wrk_server_share,
+    "wrk_nginx_busy_share": wrk_server_share,
     "server_bound": wrk_server_share is not None and wrk_server_share >= 0.95,
     "void": any(s["void"] for s in ladder),
     "ladder": ladder,
@@ -1019,20 +1022,20 @@ if "2" in sections:
     for s in ladder:
         print(f"   -R {s['rate']}: {'pass' if s['pass'] else 'VOID' if s['void'] else 'FAIL'} (lag p99 "
               f"{fmt(s['send_lag_p99_us'])} us, queue wait p99 {fmt(s['queue_wait_p99_us'])} us, "
-              f"sent {fmt(s['rate_sent_per_s'], '.0f')}/s, server CPU busy {100 * s['server_cpu_busy_share']:.0f}%, "
+              f"sent {fmt(s['rate_sent_per_s'], '.0f')}/s, nginx busy {100 * s['nginx_busy_share']:.0f}%, "
               f"load average {s['loadavg_1min_after']}, steal {s['steal_ms']} ms, other processes "
               f"on the two CPUs {s['other_processes_cpu_ms']} ms)"
               + ("" if not s.get("failed_criteria") else
                  f": {s['failed_criteria']}" if s["void"] else f": failed {s['failed_criteria']}"))
     if p_max is None and failed:
         print(f"   no step passed; the lowest tried was {min(failed)} req/s")
-    share = max_rate["wrk_server_cpu_busy_share"]
+    share = max_rate["wrk_nginx_busy_share"]
     print(f"   punctual {fmt(p_max, '.0f')} req/s, wrk {fmt(wrk_rate, '.0f')} req/s, "
           f"ratio {fmt(max_rate['ratio_to_wrk'], '.2f')}"
           + ("  (the ladder ended on a step the host stole from: a lower bound at most)"
              if max_rate["void"] else ""))
     if share is not None:
-        print(f"   the server's CPU was busy {100 * share:.0f}% of wrk's run"
+        print(f"   nginx was busy {100 * share:.0f}% of wrk's run"
               + (": wrk's rate is the server's limit, and no open-loop tool passes much more"
                  if max_rate["server_bound"] else ""))
 if floor:
