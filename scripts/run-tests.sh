@@ -9,8 +9,8 @@
 #   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
 # The tests that time something run first, right after the normal build, and no other test runs
 # beside them: only the ASan+UBSan build compiles meanwhile, under SCHED_IDLE (chrt -i), so it
-# takes only the CPU they leave idle (about 45 of their 49 s) and a waking test thread preempts
-# it (SAN_BESIDE_TIMING=0 starts it after them instead). Then the sanitizer tests run beside the
+# takes only the CPU they leave idle (they wait on sockets and timers most of their ~50 s) and a
+# waking test thread preempts it (SAN_BESIDE_TIMING=0 starts it after them instead). Then the sanitizer tests run beside the
 # tests that time nothing (unit and the simulation, untimed integration, interop), at the lowest
 # CPU priority, so they use what those tests leave idle; TSan follows those tests in the
 # foreground, beside the rest of the ASan lane.
