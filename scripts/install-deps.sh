@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs (apt-get) only what is missing. Idempotent; needs root on a fresh Debian 12.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format-14
+pkgs=(build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format-14 lld
       libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libssl-dev openssl libyaml-cpp-dev
       libgtest-dev libgmock-dev libbenchmark-dev libnghttp2-dev nghttp2-client
       libprotobuf-dev protobuf-compiler libsnappy-dev
