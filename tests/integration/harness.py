@@ -8,6 +8,7 @@ so a failing check never leaves load running on the machine.
 import contextlib
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -27,10 +28,36 @@ CHUNKED_BODY = (b"chunk-line-0123456789abcdef\n" * 300)
 
 
 def free_port():
-    """A loopback port that was free a moment ago (good enough for tests)."""
+    """A loopback port that was free a moment ago, drawn below the kernel's ephemeral range.
+
+    A port the kernel hands out (bind to 0) is also the kind a client's connect takes as its
+    local port: with the load tests beside, one was taken between this probe and the bind of
+    the process it was meant for (a --metrics-listen that exited 2). Below the range, only
+    another test's draw can take it.
+    """
+    low, _ = ephemeral_range()
+    draw = random.SystemRandom()
+    for _ in range(200):
+        port = draw.randrange(max(1024, low - 12000), low)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def ephemeral_range():
+    """The kernel's ephemeral port range (net.ipv4.ip_local_port_range)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            low, high = (int(v) for v in f.read().split())
+            return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def closed_port():
