@@ -33,6 +33,9 @@ class sim_poller final : public net::poller {
   void wake() noexcept override;
   void guard(nanoseconds at) noexcept override;
   std::uint64_t sleeps() const noexcept override { return sleeps_; }
+  // How often another worker armed (or disarmed) this poller's guard timer: each is a
+  // timerfd_settime on the real poller.
+  std::uint64_t guards_set() const noexcept { return guard_generation_; }
 
   // A simulated transport's readiness under `token` (edge-triggered: once per arrival).
   void raise(std::uint64_t token, std::uint32_t events);

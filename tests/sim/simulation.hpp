@@ -93,6 +93,8 @@ class simulation final : private engine::request_tap {
   const run::result& result() const noexcept { return result_; }
   const std::optional<std::string>& failure() const noexcept { return failure_; }
   engine::load_run& engine() noexcept { return *run_; }
+  // Worker `w`'s poller.
+  const sim_poller& poller(std::size_t w) const { return *pollers_[w]; }
   // The run's collector (valid once run() has started it, e.g. in a probe).
   const engine::run_collector& collector() const noexcept { return *collector_; }
   const scripted_server& server() const noexcept { return *server_; }
