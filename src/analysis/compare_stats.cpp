@@ -134,8 +134,12 @@ void interval_stream::add(std::int64_t row, const hdr::histogram& h) {
   }
   const auto at = static_cast<std::size_t>(row - first_row_);
   if (at >= rows_.size()) rows_.resize(at + 1);
+  if (h.total_count() == 0) return;
   slot_list& slots = rows_[at];
-  for (std::int32_t i = 0; i < h.counts_length(); ++i) {
+  // Only the slots between the lowest and highest sample: the rest of the layout was never
+  // written, and reading it would fault in a zero page for every 4 KB of it.
+  const std::int32_t last = h.index_of(h.max());
+  for (std::int32_t i = h.index_of(h.min()); i <= last; ++i) {
     if (h.count_at_index(i) > 0) slots.emplace_back(i, h.count_at_index(i));
   }
 }

@@ -49,7 +49,9 @@ std::string listed(const std::vector<double>& percentiles) {
 
 std::int64_t count_above(const hdr::histogram& h, std::int64_t value) {
   std::int64_t n = 0;
-  for (std::int32_t i = h.index_of(value) + 1; i < h.counts_length(); ++i) n += h.count_at_index(i);
+  if (h.total_count() == 0) return 0;
+  const std::int32_t last = h.index_of(h.max());
+  for (std::int32_t i = h.index_of(value) + 1; i <= last; ++i) n += h.count_at_index(i);
   return n;
 }
 

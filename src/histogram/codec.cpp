@@ -149,8 +149,12 @@ std::vector<std::uint8_t> encode_uncompressed(const histogram& h) {
   put_be(out, static_cast<std::uint64_t>(h.params().lowest_discernible_value), 8);
   put_be(out, static_cast<std::uint64_t>(h.params().highest_trackable_value), 8);
   put_be(out, ratio_one_bits, 8);
-  const std::int32_t last = h.total_count() > 0 ? h.index_of(h.max()) : 0;
-  for (std::int32_t i = 0; i <= last;) {
+  const bool empty = h.total_count() == 0;
+  const std::int32_t last = empty ? 0 : h.index_of(h.max());
+  // The slots below the lowest sample are one run of zeros, written without reading them.
+  std::int32_t i = empty ? 0 : h.index_of(h.min());
+  if (i > 0) put_item(out, i == 1 ? 0 : -std::int64_t{i});
+  while (i <= last) {
     const std::int64_t c = h.count_at_index(i);
     if (c != 0 || i == last) {
       put_item(out, c);

@@ -198,8 +198,7 @@ void histogram::reset() noexcept {
 }
 
 void histogram::reset_releasing() noexcept {
-  counts_.release();
-  max_index_ = -1;  // nothing left for reset() to clear
+  if (counts_.release()) max_index_ = -1;  // nothing left for reset() to clear
   reset();
 }
 

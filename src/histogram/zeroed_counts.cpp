@@ -79,11 +79,9 @@ void zeroed_counts::clear(std::size_t first, std::size_t last) noexcept {
   std::memset(data_ + first, 0, (last - first + 1) * sizeof(std::int64_t));
 }
 
-void zeroed_counts::release() noexcept {
-  if (size_ == 0) return;
+bool zeroed_counts::release() noexcept {
   // MADV_DONTNEED on a private anonymous mapping: the next read of a page gives zeros again.
-  if (mapped(size_) && madvise(data_, bytes_of(size_), MADV_DONTNEED) == 0) return;
-  std::memset(data_, 0, bytes_of(size_));
+  return size_ != 0 && mapped(size_) && madvise(data_, bytes_of(size_), MADV_DONTNEED) == 0;
 }
 
 // A page counts once written: /proc/self/pagemap marks it present and mapped by this process

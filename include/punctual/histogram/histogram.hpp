@@ -39,9 +39,10 @@ class zeroed_counts {
   std::size_t size() const noexcept { return size_; }
   // Zeroes slots [first, last].
   void clear(std::size_t first, std::size_t last) noexcept;
-  // Zeroes every slot and hands the pages back to the kernel, so the slots cost memory again
-  // only once written (calloc'd blocks are zeroed in place).
-  void release() noexcept;
+  // Hands a mapped block's pages back to the kernel: every slot reads zero again and costs
+  // memory only once written. False, and nothing done, for a calloc'd block (its owner zeroes
+  // the slots it used: zeroing all of it would write every page).
+  bool release() noexcept;
   // Bytes of the slots' memory that is resident now (calloc'd blocks: all of it).
   std::size_t resident_bytes() const noexcept;
 
