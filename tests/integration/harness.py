@@ -427,9 +427,9 @@ def host_lateness_only(result):
     """True when the run exited 4 only because the generator was late, with nothing dropped:
     send lag at a judged percentile, or a second whose requests went out more than 10 ms after
     it ended (schedule_kept), and that lateness no longer than a pause of the host's. On a VM
-    whose host is slow to wake an idle vCPU, a sleeping generator's p99 send lag passes 1 ms in
-    about one run in twenty (bench/soak.sh); and under make test a 200 req/s run beside
-    chromium's start-up once stalled for 104 ms at the end of its first second, which is
+    whose host pauses its vCPUs, a sleeping generator's p99 send lag passes 1 ms in one run in
+    twenty to one in three, as busy as the host is (bench/soak.sh); and under make test a 200
+    req/s run beside chromium's start-up once stalled for 104 ms at the end of its first second, which is
     schedule_kept's failure. Tests on real sockets that judge counts, not verdicts, accept it and
     say so; drops, a send lag past HOST_PAUSE_NS or too few connections still fail them. The
     simulation judges lateness exactly (its pauses), and test_truth.py on real sockets."""
@@ -440,16 +440,6 @@ def host_lateness_only(result):
         return False
     print(f"     (accepted exit 4 for the host's lateness, at most {worst / 1e6:.1f} ms)", flush=True)
     return True
-
-
-def workers_paused_together(report, at_least_ns):
-    """True when every worker of REPORT's run saw a wake-up at least AT_LEAST_NS late (its
-    generator.workers[].longest_wake_lateness_ns): the host paused them all at once, which
-    claims cannot cover. One worker's pause alone is covered by the others' claims, and
-    excuses nothing."""
-    pauses = [w.get("longest_wake_lateness_ns", 0) for w in report["generator"]["workers"]]
-    print(f"     longest wake-up lateness per worker (ms): {[p / 1e6 for p in pauses]}", flush=True)
-    return bool(pauses) and min(pauses) >= at_least_ns
 
 
 def invalid_for_lateness_alone(report):
