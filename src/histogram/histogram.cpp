@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -88,6 +89,23 @@ histogram::histogram(const histogram_params& params) : params_(params) {
   counts_ = zeroed_counts(static_cast<std::size_t>(counts_length_));
   min_index_ = empty_min_index;
   max_index_ = -1;
+}
+
+histogram::histogram(const histogram& other) : histogram(other.params_) {
+  total_count_ = other.total_count_;
+  total_stale_ = other.total_stale_;
+  over_range_count_ = other.over_range_count_;
+  if (other.max_index_ < 0 || other.counts_.size() == 0) return;  // empty, or moved from
+  min_index_ = other.min_index_;
+  max_index_ = other.max_index_;
+  std::memcpy(&counts_[static_cast<std::size_t>(min_index_)],
+              &other.counts_[static_cast<std::size_t>(min_index_)],
+              static_cast<std::size_t>(max_index_ - min_index_ + 1) * sizeof(std::int64_t));
+}
+
+histogram& histogram::operator=(const histogram& other) {
+  if (this != &other) *this = histogram(other);
+  return *this;
 }
 
 // ---- indexing -------------------------------------------------------------------------------

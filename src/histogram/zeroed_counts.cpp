@@ -52,10 +52,6 @@ zeroed_counts::zeroed_counts(std::size_t size) : size_(size) {
   if (data_ == nullptr) throw std::bad_alloc();
 }
 
-zeroed_counts::zeroed_counts(const zeroed_counts& other) : zeroed_counts(other.size_) {
-  if (size_ != 0) std::memcpy(data_, other.data_, size_ * sizeof(std::int64_t));
-}
-
 zeroed_counts::zeroed_counts(zeroed_counts&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 

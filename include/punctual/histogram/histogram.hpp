@@ -28,8 +28,8 @@ std::int64_t counts_length_for(const histogram_params& params) noexcept;
 class zeroed_counts {
  public:
   zeroed_counts() = default;
-  explicit zeroed_counts(std::size_t size);  // throws std::bad_alloc
-  zeroed_counts(const zeroed_counts& other);
+  explicit zeroed_counts(std::size_t size);            // throws std::bad_alloc
+  zeroed_counts(const zeroed_counts& other) = delete;  // histogram copies the slots in use
   zeroed_counts(zeroed_counts&& other) noexcept;
   zeroed_counts& operator=(zeroed_counts other) noexcept;
   ~zeroed_counts();
@@ -55,6 +55,13 @@ class histogram {
  public:
   // Throws std::invalid_argument when !valid(params).
   explicit histogram(const histogram_params& params = {});
+  // A copy writes only the slots between the lowest and highest sample: it takes memory for the
+  // values it holds, as the original does, not for its whole layout.
+  histogram(const histogram& other);
+  histogram(histogram&& other) noexcept = default;
+  histogram& operator=(const histogram& other);
+  histogram& operator=(histogram&& other) noexcept = default;
+  ~histogram() = default;
 
   const histogram_params& params() const noexcept { return params_; }
 
