@@ -18,6 +18,10 @@ namespace {
 constexpr nanoseconds start_lead{20'000'000};
 constexpr nanoseconds connect_ahead{2'000'000'000};
 constexpr nanoseconds memory_probe_at{10'000'000'000};
+// A fine-mode worker's slice: the kernel's shortest. A worker that wakes takes its CPU from a
+// thread with a longer slice at once, instead of at that slice's end (docs/design.md, "Who
+// waits for whom").
+constexpr nanoseconds worker_slice{100'000};
 
 void sleep_for(nanoseconds d) noexcept {
   timespec ts{static_cast<time_t>(d.count() / 1'000'000'000),
@@ -125,14 +129,17 @@ std::vector<std::thread> load_run::launch(std::atomic<std::uint32_t>& running) {
     const int cpu = k < cpus.size() ? cpus[k] : -1;
     // top -H, perf and /proc tell the workers apart by the name.
     std::string name = "punctual-w" + std::to_string(k);
-    threads.emplace_back(
-        [&running, &control = control_, wp = workers_[k].get(), cpu, name = std::move(name)] {
-          if (cpu >= 0 && platform::pin_thread_to(cpu)) wp->pinned_to(cpu);
-          // Named after the pin, so that whoever sees the name sees the pin done (tests read both).
-          platform::name_thread(name);
-          wp->run(control);
-          running.fetch_sub(1, std::memory_order_release);
-        });
+    threads.emplace_back([&running, &control = control_, wp = workers_[k].get(), cpu,
+                          name = std::move(name),
+                          fine = config_.precision == precision_mode::fine] {
+      if (cpu >= 0 && platform::pin_thread_to(cpu)) wp->pinned_to(cpu);
+      if (fine) platform::request_slice(worker_slice);
+      // Named after the pin and the slice, so that whoever sees the name sees both done (tests
+      // read them).
+      platform::name_thread(name);
+      wp->run(control);
+      running.fetch_sub(1, std::memory_order_release);
+    });
   }
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return threads;

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -28,6 +30,39 @@ bool pin_thread_to(int cpu) noexcept {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+namespace {
+
+// The kernel's struct sched_attr (version 1, 56 bytes): its header clashes with <sched.h>.
+struct sched_attributes {
+  std::uint32_t size = sizeof(sched_attributes);
+  std::uint32_t sched_policy = 0;
+  std::uint64_t sched_flags = 0;
+  std::int32_t sched_nice = 0;
+  std::uint32_t sched_priority = 0;
+  std::uint64_t sched_runtime = 0;
+  std::uint64_t sched_deadline = 0;
+  std::uint64_t sched_period = 0;
+  std::uint32_t sched_util_min = 0;
+  std::uint32_t sched_util_max = 0;
+};
+
+}  // namespace
+
+std::optional<nanoseconds> request_slice(nanoseconds slice) noexcept {
+  sched_attributes attr;
+  const auto tid = static_cast<pid_t>(syscall(SYS_gettid));
+  if (syscall(SYS_sched_getattr, tid, &attr, sizeof attr, 0) != 0) return std::nullopt;
+  // Only the normal policy has slices; a thread someone put in a real-time class keeps it.
+  if (attr.sched_policy != SCHED_OTHER) return std::nullopt;
+  attr.size = sizeof attr;
+  attr.sched_flags = 0;
+  attr.sched_runtime = static_cast<std::uint64_t>(slice.count());
+  if (syscall(SYS_sched_setattr, tid, &attr, 0) != 0) return std::nullopt;
+  sched_attributes back;
+  if (syscall(SYS_sched_getattr, tid, &back, sizeof back, 0) != 0) return std::nullopt;
+  return nanoseconds{static_cast<std::int64_t>(back.sched_runtime)};
 }
 
 void name_thread(const std::string& name) noexcept {

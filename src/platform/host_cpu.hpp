@@ -20,6 +20,14 @@ std::vector<int> allowed_cpus();
 // Pins the calling thread to `cpu`; false when the kernel refused.
 bool pin_thread_to(int cpu) noexcept;
 
+// Asks the kernel to give the calling thread slices of `slice` (sched_setattr's sched_runtime,
+// Linux 6.12 and later; older kernels ignore it): a thread with a shorter slice than the one
+// running on its CPU takes the CPU as soon as it wakes. With the default slice it may wait for
+// that thread's slice to end, up to the next scheduler tick (docs/design.md, "Who waits for
+// whom"). The thread's policy and nice value are kept. Returns the slice the kernel reports
+// back (0 where it keeps none), or nothing when it refused.
+std::optional<nanoseconds> request_slice(nanoseconds slice) noexcept;
+
 // Names the calling thread (/proc/PID/task/TID/comm), cut to the kernel's 15 bytes.
 void name_thread(const std::string& name) noexcept;
 

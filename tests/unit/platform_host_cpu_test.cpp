@@ -45,5 +45,18 @@ TEST(host_cpu, a_thread_name_is_cut_to_the_kernels_fifteen_bytes) {
   }).join();
 }
 
+// A fine-mode worker asks for short slices so that it takes its CPU as soon as its timer fires.
+// Kernels before 6.12 keep no slice of their own and report 0; 6.12 and later report the
+// slice given.
+TEST(host_cpu, a_thread_can_ask_for_short_slices) {
+  std::thread([] {
+    const auto granted = request_slice(std::chrono::microseconds(100));
+    ASSERT_TRUE(granted.has_value());
+    if (granted->count() != 0) {
+      EXPECT_EQ(*granted, std::chrono::microseconds(100));
+    }
+  }).join();
+}
+
 }  // namespace
 }  // namespace punctual::platform
