@@ -1,4 +1,4 @@
-"""punctual against a real server (nginx): keep-alive, a healthy fine-mode run's verdict, chunked,
+"""punctual against a real server (nginx): keep-alive (with claims balancing per worker), chunked,
 Connection: close, wrk2-style output, --hlog and --json -.
 
 Usage: python3 test_nginx.py PATH_TO_PUNCTUAL
