@@ -17,6 +17,8 @@ using std::chrono::nanoseconds;
 constexpr double min_send_lag_allowance_ns = 1e6;  // 1 ms: send_lag_allowance's floor
 constexpr double connection_headroom = 1.5;
 constexpr double stall_factor = 10.0;
+// A worker busy less than this share of the run slept most of it (send_lag_advice).
+constexpr double idle_worker_share = 0.25;
 
 check make_check(std::string name, std::string_view relation, std::string_view unit,
                  check_level level = check_level::gating) {
@@ -62,6 +64,21 @@ std::string send_lag_advice(const validity_input& in, double lag_ns) {
   if (tick > 0 && lag_ns <= 2 * tick) {
     return "--precision coarse sends what is due once every " + duration_text(tick) +
            ", so its send lag reaches that by design: use --precision fine (the default) or spin";
+  }
+  // Workers that slept most of the time were not short of CPU: they woke late, which the host
+  // of a VM can cause (docs/design.md, "Who waits for whom"). More threads or a lower rate
+  // would not help them; staying awake would.
+  if (!in.worker_cpu_shares.empty()) {
+    const double busiest =
+        *std::max_element(in.worker_cpu_shares.begin(), in.worker_cpu_shares.end());
+    if (busiest < idle_worker_share) {
+      return "the workers slept most of the time (the busiest used " + number_text(busiest * 100) +
+             "% of a core), so they were late waking up, which a VM's host can cause: "
+             "--precision spin keeps them awake, at a core each" +
+             (in.worker_cpu_shares.size() > 1
+                  ? ", and --pin keeps each on its own CPU"
+                  : ", and -t2 lets one worker send for another that wakes late");
+    }
   }
   return "use more threads, --precision spin, or a lower rate";
 }

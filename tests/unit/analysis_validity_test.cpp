@@ -172,6 +172,30 @@ TEST(analysis_validity, a_coarse_runs_send_lag_failure_names_its_ticks) {
   EXPECT_NE(find(behind, "send_lag_p99").note.find("use more threads"), std::string::npos);
 }
 
+// Workers that slept most of the run were late waking up, not short of CPU: the advice is to
+// keep them awake (and on their own CPUs), not more threads or a lower rate.
+TEST(analysis_validity, a_sleeping_generators_send_lag_failure_points_to_its_wake_ups) {
+  fixture f;
+  f.views[view::send_lag].reset();
+  f.views[view::send_lag].record_n(500'000, 9'800);
+  f.views[view::send_lag].record_n(2'000'000, 200);  // 2%: p99 is 2 ms
+  f.cpu = {0.06, 0.08};
+  const auto idle = f.run();
+  const std::string& note = find(idle, "send_lag_p99").note;
+  EXPECT_NE(note.find("slept most of the time (the busiest used 8% of a core)"), std::string::npos)
+      << note;
+  EXPECT_NE(note.find("--precision spin"), std::string::npos) << note;
+  EXPECT_NE(note.find("--pin"), std::string::npos) << note;
+  EXPECT_EQ(note.find("more threads"), std::string::npos) << note;
+  f.cpu = {0.06};
+  const auto one = f.run();
+  const std::string& alone = find(one, "send_lag_p99").note;
+  EXPECT_NE(alone.find("-t2 lets one worker send for another"), std::string::npos) << alone;
+  // A busy worker is short of CPU.
+  f.cpu = {0.95, 0.9};
+  EXPECT_NE(find(f.run(), "send_lag_p99").note.find("use more threads"), std::string::npos);
+}
+
 TEST(analysis_validity, send_lag_allowance_scales_with_response_time) {
   fixture f;
   f.views[view::response_time].reset();
