@@ -50,22 +50,14 @@
 #include <string_view>
 #include <vector>
 
+#include "mono_clock.hpp"
+
 namespace {
 
 using std::chrono::nanoseconds;
 
-nanoseconds now() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::chrono::seconds(ts.tv_sec) + nanoseconds(ts.tv_nsec);
-}
-
-void sleep_until(nanoseconds t) {
-  const timespec ts{static_cast<time_t>(t.count() / 1'000'000'000),
-                    static_cast<long>(t.count() % 1'000'000'000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
+using bench::now;
+using bench::sleep_until;
 
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "floor_generator: %s: %s\n", what, std::strerror(errno));

@@ -41,6 +41,8 @@
 #include <string>
 #include <vector>
 
+#include "mono_clock.hpp"
+
 namespace {
 
 using std::chrono::nanoseconds;
@@ -48,11 +50,7 @@ constexpr nanoseconds tick{1'000'000};
 constexpr nanoseconds schedule_grace{10'000'000};
 constexpr std::size_t stream_ring = 1024;  // streams in flight per connection, at most
 
-nanoseconds now() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::chrono::seconds(ts.tv_sec) + nanoseconds(ts.tv_nsec);
-}
+using bench::now;
 
 [[noreturn]] void fail(const char* what) {
   std::fprintf(stderr, "floor_h2_generator: %s: %s\n", what, std::strerror(errno));

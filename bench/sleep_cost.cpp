@@ -18,27 +18,21 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "mono_clock.hpp"
+
 namespace {
 
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
 
-nanoseconds now() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::chrono::seconds(ts.tv_sec) + nanoseconds(ts.tv_nsec);
-}
+using bench::now;
+using bench::to_timespec;
 
 nanoseconds cpu_time() {
   rusage r{};
   getrusage(RUSAGE_SELF, &r);
   return std::chrono::seconds(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
          microseconds(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
-}
-
-timespec to_timespec(nanoseconds t) {
-  return {static_cast<time_t>(t.count() / 1'000'000'000),
-          static_cast<long>(t.count() % 1'000'000'000)};
 }
 
 struct waiter {

@@ -30,22 +30,14 @@
 #include <thread>
 #include <vector>
 
+#include "mono_clock.hpp"
+
 namespace {
 
 using std::chrono::nanoseconds;
 
-nanoseconds now() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::chrono::seconds(ts.tv_sec) + nanoseconds(ts.tv_nsec);
-}
-
-void sleep_until(nanoseconds at) {
-  const timespec ts{static_cast<time_t>(at.count() / 1'000'000'000),
-                    static_cast<long>(at.count() % 1'000'000'000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
-  }
-}
+using bench::now;
+using bench::sleep_until;
 
 nanoseconds spin_until(nanoseconds at) {
   nanoseconds t = now();
