@@ -19,12 +19,14 @@ std::uint32_t user_slots(const run_config& config, std::uint32_t worker, std::ui
 }  // namespace
 
 hybrid_load::hybrid_load(const run_config& config, std::uint32_t worker, std::uint32_t slots,
-                         const request_source& requests)
+                         const request_source& requests, claim_board* board)
     : arrivals_(config.hybrid()->plan, worker),
       requests_(requests),
       per_user_(config.hybrid()->per_user),
       graceful_stop_(config.hybrid()->graceful_stop),
-      sessions_(*config.hybrid(), config.seed, user_slots(config, worker, slots)) {
+      sessions_(*config.hybrid(), config.seed, user_slots(config, worker, slots)),
+      // A user that holds its own connection cannot move: its arrivals are not claimable.
+      claims_(config.hybrid()->plan, worker, per_user_ ? nullptr : board) {
   if (per_user_) sessions_.hold_ended_slots();
   sessions_.set_read_horizon(pacer::harvest_horizon);
 }
@@ -34,6 +36,7 @@ void hybrid_load::start(model_host& host, nanoseconds start, nanoseconds window_
   host.recorder().keep_steps();  // each step's requests, reported apart
   arrivals_.start(start, window_end);
   sessions_.attach(host.recorder(), window_end + graceful_stop_);
+  claims_.start(arrivals_, host, start, window_end);
 }
 
 void hybrid_load::dispatch(nanoseconds now) {
@@ -44,26 +47,33 @@ void hybrid_load::dispatch(nanoseconds now) {
     if (t.dispatched.count() == 0) host_->dispatched(t, now);
     host_->enqueue(t, now);
   }
+  claims_.turn_over(arrivals_, now, *this);
 }
 
 // Each arrival is a user: its first step is sent now, or waits for a user slot (dispatched now,
 // so the wait is queue wait), or is dropped with its session.
 void hybrid_load::dispatch_arrivals(nanoseconds now) {
   while (arrivals_.due(now)) {
-    record::request_times first;
-    switch (sessions_.arrive(arrivals_.next().index, arrivals_.at(), first)) {
-      case session_driver::arrival_fate::admit:
-        host_->dispatched(first, now);
-        host_->enqueue(first, now);
-        break;
-      case session_driver::arrival_fate::wait:
-        host_->dispatched(first, now);
-        sessions_.wait_for_slot(first);
-        break;
-      case session_driver::arrival_fate::dropped:
-        break;
-    }
+    if (!claims_.take(arrivals_, *this)) continue;
+    arrive(arrivals_, now, false);
     arrivals_.advance();
+  }
+}
+
+// The user of `a`'s next entry arrives: this worker's own, or another's it claimed.
+void hybrid_load::arrive(const arrivals& a, nanoseconds now, bool claimed) {
+  record::request_times first;
+  switch (sessions_.arrive(a.next().index, a.at(), first, claimed)) {
+    case session_driver::arrival_fate::admit:
+      host_->dispatched(first, now);
+      host_->enqueue(first, now);
+      break;
+    case session_driver::arrival_fate::wait:
+      host_->dispatched(first, now);
+      sessions_.wait_for_slot(first);
+      break;
+    case session_driver::arrival_fate::dropped:
+      break;
   }
 }
 

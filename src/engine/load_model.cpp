@@ -24,7 +24,7 @@ std::unique_ptr<load_model> make_load_model(const run_config& config, std::uint3
       return std::make_unique<closed_load>(m.think, slots, requests);
     }
     std::unique_ptr<load_model> operator()(const run::hybrid_model&) const {
-      return std::make_unique<hybrid_load>(config, worker, slots, requests);
+      return std::make_unique<hybrid_load>(config, worker, slots, requests, claims);
     }
   };
   return std::visit(maker{config, worker, slots, requests, claims}, config.model);

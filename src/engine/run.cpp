@@ -35,9 +35,13 @@ load_run::load_run(const run_config& config, run_parts parts)
     : config_(config), parts_(std::move(parts)) {
   const std::uint32_t threads = config.threads;
   const std::uint32_t per_connection = config.slots_per_connection();
-  if (config.claims && threads > 1 && config.kind() == model_kind::open)
+  // Claims take the open model's requests and retries, and the hybrid model's arrivals when its
+  // users share the connections (claim_walk.hpp); a hybrid step's retry stays with its user.
+  const bool open = config.kind() == model_kind::open;
+  const bool pooled_users = config.kind() == model_kind::hybrid && !config.hybrid()->per_user;
+  if (config.claims && threads > 1 && (open || pooled_users))
     claims_ = std::make_unique<claim_board>(
-        threads, config.retry().enabled() ? claim_board::retry_cells : 0);
+        threads, open && config.retry().enabled() ? claim_board::retry_cells : 0);
   std::vector<net::poller*> pollers;
   for (std::uint32_t w = 0; w < threads; ++w) {
     // The -c connections are split evenly; the first workers take the remainder.

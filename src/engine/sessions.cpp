@@ -65,10 +65,24 @@ void session_driver::plan_steps(std::uint16_t scenario, nanoseconds arrival) noe
   }
 }
 
-session_driver::arrival_fate session_driver::arrive(std::uint64_t user, nanoseconds at,
-                                                    record::request_times& first) {
+void session_driver::pass(std::uint64_t user, nanoseconds at) noexcept {
   const std::uint16_t scenario = draw_scenario(user);
   plan_steps(scenario, at);
+  for (std::size_t k = 0; k < hybrid_.scenarios[scenario].steps.size(); ++k) {
+    recorder_->on_claimed_out(at);
+  }
+}
+
+session_driver::arrival_fate session_driver::arrive(std::uint64_t user, nanoseconds at,
+                                                    record::request_times& first, bool claimed) {
+  const std::uint16_t scenario = draw_scenario(user);
+  if (claimed) {
+    for (std::size_t k = 0; k < hybrid_.scenarios[scenario].steps.size(); ++k) {
+      recorder_->on_claimed_in(at);
+    }
+  } else {
+    plan_steps(scenario, at);
+  }
   const bool full = max_users_ != 0 && active_ >= max_users_;
   if (full && hybrid_.drop_on_overload) {
     close_steps(user, scenario, at, 0, record::outcome::dropped, record::outcome::dropped, at);

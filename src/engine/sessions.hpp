@@ -39,7 +39,13 @@ class session_driver final : public record::outcome_listener {
   // its first step: to send now (admit), to keep waiting for a user slot (wait: the worker
   // dispatches it now, and next_due gives it back once a slot is free), or dropped with its
   // whole session (on_overload drop).
-  arrival_fate arrive(std::uint64_t user, nanoseconds at, record::request_times& first);
+  // `claimed`: the user is another worker's, claimed here (claim_walk.hpp): its owner planned
+  // its steps, and this worker counts them as claimed in.
+  arrival_fate arrive(std::uint64_t user, nanoseconds at, record::request_times& first,
+                      bool claimed = false);
+  // User `user`, intended at `at`, is this worker's but another took it: its steps are planned
+  // here and counted as claimed away; their outcomes are the claimer's.
+  void pass(std::uint64_t user, nanoseconds at) noexcept;
   void wait_for_slot(const record::request_times& first);
 
   // A step due by `now`: a session's next step, or a waiting arrival that got a slot (its

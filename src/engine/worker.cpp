@@ -39,7 +39,9 @@ worker::worker(const run_config& config, std::uint32_t id, std::uint32_t connect
       connections_(connections),
       queue_(config.max_queue),
       retries_(config.retry().enabled() ? retry_reserve : 0, pacer_,
-               config.retry().enabled() ? parts.claims : nullptr, id),
+               config.retry().enabled() && config.kind() == run::model_kind::open ? parts.claims
+                                                                                  : nullptr,
+               id),
       budget_(config.retry().budget) {
   idle_.reserve(connections);
   early_handshakes_.reserve(connections);

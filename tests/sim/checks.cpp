@@ -97,17 +97,20 @@ void check_connections(std::vector<std::string>& out, const simulation& sim) {
   }
 }
 
-// The open model: each request index goes out as a first attempt at most once, and as each of
-// its retries at most once, whichever worker sent it (a claim never doubles a send).
+// The open and hybrid models: each request index (a hybrid user's, with its step) goes out as a
+// first attempt at most once, and as each of its retries at most once, whichever worker sent it
+// (a claim never doubles a send, nor runs a user twice).
 void check_sent_once(std::vector<std::string>& out, const simulation& sim) {
-  if (sim.settings().config.kind() != run::model_kind::open) return;
-  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint32_t> sender;
+  if (sim.settings().config.kind() == run::model_kind::closed) return;
+  std::map<std::tuple<std::uint64_t, std::uint16_t, std::uint32_t>, std::uint32_t> sender;
   for (const auto& s : sim.sent()) {
     if (s.t.sent.count() == 0 || s.t.resent) continue;
-    const auto [it, first] = sender.emplace(std::make_pair(s.t.index, s.t.attempt), s.worker);
+    const auto [it, first] =
+        sender.emplace(std::make_tuple(s.t.index, s.t.step, s.t.attempt), s.worker);
     if (!first) {
-      out.push_back(fmt::format("request {} attempt {}: sent by worker {}, then again by worker {}",
-                                s.t.index, s.t.attempt, it->second, s.worker));
+      out.push_back(
+          fmt::format("request {} step {} attempt {}: sent by worker {}, then again by worker {}",
+                      s.t.index, s.t.step, s.t.attempt, it->second, s.worker));
     }
   }
 }
@@ -143,8 +146,9 @@ std::vector<std::string> check_accounting(const simulation& sim) {
   for (const auto& f : sim.finals()) {
     if (!measured(sim, f.t)) continue;
     // A hybrid step waiting for its user slot has no user yet; its arrival and step name it.
-    // An open model's request index is the run's: a claimed request must not end twice either.
-    const std::uint32_t by = config.kind() == run::model_kind::open ? 0 : f.worker;
+    // An open model's request index and a hybrid user's are the run's: a claimed request or
+    // user must not end twice either. A closed user's is its worker's.
+    const std::uint32_t by = config.kind() == run::model_kind::closed ? f.worker : 0;
     const auto key =
         std::make_tuple(by, f.t.index, f.t.arrival.count() ? 0u : f.t.user, f.t.step,
                         f.t.arrival.count() ? f.t.arrival.count() : f.t.intended.count());

@@ -9,8 +9,10 @@
 #include <random>
 #include <vector>
 
+#include "checks.hpp"
 #include "cli_run.hpp"
 #include "engine/claims.hpp"
+#include "random_setup.hpp"
 #include "sim_seeds.hpp"
 #include "sim_setups.hpp"
 
@@ -41,13 +43,15 @@ setup frozen(bool claims) {
   return s;
 }
 
-// The first attempts of requests intended during the freeze: their send lags.
+// The first attempts of requests intended during the freeze (in the hybrid model, of users'
+// first steps): their send lags.
 std::vector<nanoseconds> lags_in_freeze(const simulation& sim) {
   const nanoseconds start = sim.result().start.mono;
   std::vector<nanoseconds> out;
   for (const auto& s : sim.sent()) {
     const nanoseconds at = s.t.intended - start;
-    if (s.t.attempt != 0 || at < freeze.from || at >= freeze.from + freeze.length) continue;
+    if (s.t.attempt != 0 || s.t.step != 0) continue;
+    if (at < freeze.from || at >= freeze.from + freeze.length) continue;
     out.push_back(s.t.sent - s.t.intended);
   }
   return out;
@@ -207,6 +211,68 @@ TEST(sim_claims, the_report_says_what_was_sent_for_the_paused_worker) {
   EXPECT_EQ(r.exit_code, 0) << r.text;
 }
 
+// The hybrid model with its users on shared connections: a user's arrival is claimed as a
+// request is, and the user then runs on the claimer. 1000 users a second over -t2, two steps each
+// (the second 5 ms after the first's answer), worker 0 frozen for 20 ms from 500 ms.
+const std::string pooled_users = R"(target: http://127.0.0.1:8080
+connection: pool
+phases:
+  - {duration: 1s, arrival_rate: 1000}
+scenarios:
+  - name: visit
+    steps:
+      - {name: home, path: /, think: 5ms}
+      - {name: item, path: /item}
+)";
+
+cli_result frozen_users(bool claims) {
+  const scratch_dir dir("claims-hybrid");
+  surroundings around;
+  around.pauses = {freeze};
+  std::vector<std::string> args = {
+      "--scenario", dir.write("visit.yaml", pooled_users), "-t", "2", "-c", "8"};
+  if (!claims) args.push_back("--no-claims");
+  return run_cli(args, around);
+}
+
+TEST(sim_claims, a_frozen_workers_arriving_users_are_claimed_when_they_share_connections) {
+  const cli_result r = frozen_users(true);
+  ASSERT_TRUE(r.sim);
+  const auto problems = check_run(*r.sim);
+  EXPECT_TRUE(problems.empty()) << describe(problems, 4);
+  const std::vector<nanoseconds> lags = lags_in_freeze(*r.sim);
+  ASSERT_EQ(lags.size(), 20u);  // 20 ms at 1000 users a second
+  for (const nanoseconds lag : lags) EXPECT_LE(lag, claim_bound);
+  // Worker 0's ten users of the freeze ran on worker 1, both steps: 20 requests each way.
+  const auto& g = r.doc["generator"];
+  EXPECT_EQ(g["sent_for_others"], 20) << g.dump();
+  EXPECT_EQ(g["workers"][1]["sent_for_others"], 20);
+  EXPECT_EQ(g["workers"][0]["claimed_away"], 20);
+  EXPECT_EQ(r.doc["outcomes"]["ok"], 2000);
+}
+
+TEST(sim_claims, without_claims_a_frozen_workers_arriving_users_wait_for_it) {
+  const cli_result r = frozen_users(false);
+  ASSERT_TRUE(r.sim);
+  std::size_t late = 0;
+  for (const nanoseconds lag : lags_in_freeze(*r.sim)) late += lag > milliseconds(1);
+  EXPECT_GE(late, 9u);
+  EXPECT_EQ(r.doc["generator"]["sent_for_others"], 0);
+}
+
+// One to six pauses of 0.1 to 20 ms on random workers of `threads`, anywhere in `span`.
+std::vector<pause> random_pauses(std::mt19937_64& draw, std::uint32_t threads, nanoseconds span) {
+  const auto between = [&draw](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(draw);
+  };
+  std::vector<pause> out;
+  for (int i = between(1, 6); i > 0; --i) {
+    out.push_back({static_cast<std::uint32_t>(between(0, threads - 1)),
+                   nanoseconds{between(0, span.count())}, microseconds(between(100, 20'000))});
+  }
+  return out;
+}
+
 // Random pauses on random workers, rates and thread counts, with retries or without: checks.cpp's
 // rules (each request sent once as a first attempt and once as each retry, ended once, both
 // denominators, per-worker claims) on every one.
@@ -225,12 +291,9 @@ TEST(sim_claims, random_pauses_never_send_twice_nor_lose_a_request) {
     s.config.warmup = milliseconds(between(0, 1) * 20);
     std::get<run::open_model>(s.config.model).plan.workers = threads;
     std::get<run::open_model>(s.config.model).plan.warmup = s.config.warmup;
-    const std::int64_t span = (s.config.warmup + s.config.duration).count();
-    for (int i = between(1, 6); i > 0; --i) {
-      s.pauses.push_back({static_cast<std::uint32_t>(between(0, threads - 1)),
-                          nanoseconds{between(0, span)}, microseconds(between(100, 20'000))});
-    }
-    if (between(0, 9) == 0) s.interrupt_at = nanoseconds{between(0, span)};
+    const nanoseconds span = s.config.warmup + s.config.duration;
+    s.pauses = random_pauses(draw, threads, span);
+    if (between(0, 9) == 0) s.interrupt_at = nanoseconds{between(0, span.count())};
     // Retries too, half the time: a share of 503s, one to three retries after up to 1..20 ms.
     if (between(0, 1)) {
       s.server.shares[static_cast<std::size_t>(fate::status_503)] =
@@ -249,6 +312,35 @@ TEST(sim_claims, random_pauses_never_send_twice_nor_lose_a_request) {
                   << " ctest -R sim_claims --output-on-failure";
     if (++failed == 3) break;
   }
+}
+
+// The property test's hybrid runs whose users share the connections, on two or three workers,
+// each with random pauses: no user runs twice, none is lost, each step ends once, and both
+// denominators hold (checks.cpp).
+TEST(sim_claims, random_pauses_never_run_a_pooled_user_twice_nor_lose_one) {
+  int failed = 0;
+  int ran = 0;
+  std::uint64_t claimed = 0;
+  for (const std::uint64_t seed : seeds_to_run(1000)) {
+    drawn_setup d = draw_setup(seed);
+    const run::hybrid_model* h = d.s.config.hybrid();
+    if (!h || h->per_user || d.s.config.threads < 2) continue;
+    std::mt19937_64 draw(seed);
+    d.s.pauses = random_pauses(draw, d.s.config.threads, d.s.config.warmup + d.s.config.duration);
+    simulation sim(d.s);
+    if (!sim.run()) continue;
+    ++ran;
+    claimed += sim.result().measured.counts.claimed_in;
+    const auto problems = check_run(sim);
+    if (problems.empty()) continue;
+    ADD_FAILURE() << "seed " << seed << " (" << d.description << ")" << describe(problems, 4)
+                  << "\n  replay: SIM_SEED=" << seed << " ctest -R sim_claims --output-on-failure";
+    if (++failed == 3) break;
+  }
+  // The draw gives such runs often enough, and their pauses claims, for the test to mean
+  // something.
+  EXPECT_GE(ran, 10);
+  EXPECT_GT(claimed, 0u);
 }
 
 }  // namespace
