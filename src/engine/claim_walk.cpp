@@ -37,10 +37,9 @@ void claim_walk::pass(arrivals& own, std::uint64_t taken, model& m) {
 }
 
 void claim_walk::publish(const arrivals& own, nanoseconds now) noexcept {
-  board_->publish(worker_,
-                  own.over() ? nanoseconds::max()
-                             : host_->send_instant(own.at()) + board_->threshold(),
-                  now);
+  board_->publish(
+      worker_,
+      own.over() ? nanoseconds::max() : host_->send_instant(own.at()) + board_->threshold(), now);
 }
 
 void claim_walk::turn_over(const arrivals& own, nanoseconds now, model& m) {
