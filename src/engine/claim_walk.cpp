@@ -18,16 +18,6 @@ void claim_walk::start(const arrivals& own, model_host& host, nanoseconds start,
   if (board_) publish(own, start);
 }
 
-bool claim_walk::take(arrivals& own, model& m) {
-  if (!board_) return true;
-  if (!board_->take(worker_, taken_)) {
-    pass(own, board_->taken(worker_), m);
-    return false;
-  }
-  ++taken_;
-  return true;
-}
-
 void claim_walk::pass(arrivals& own, std::uint64_t taken, model& m) {
   while (taken_ < taken && !own.exhausted()) {
     m.passed(own);

@@ -31,12 +31,19 @@ class claim_walk {
   // the worker's own and nothing is published or claimed.
   claim_walk(const schedule::plan& plan, std::uint32_t worker, claim_board* board);
 
-  bool on() const noexcept { return board_ != nullptr; }
   void start(const arrivals& own, model_host& host, nanoseconds start, nanoseconds window_end);
 
   // Before the worker runs its own due entry: true when it is the worker's to run (taken now);
   // false when another worker took it, and then it and every other taken since are passed.
-  bool take(arrivals& own, model& m);
+  bool take(arrivals& own, model& m) {
+    if (!board_) return true;
+    if (board_->take(worker_, taken_)) {
+      ++taken_;
+      return true;
+    }
+    pass(own, board_->taken(worker_), m);
+    return false;
+  }
   // After the worker's turn: when its next entry may be claimed, then claims of others' due
   // entries.
   void turn_over(const arrivals& own, nanoseconds now, model& m);

@@ -50,20 +50,26 @@ void hybrid_load::dispatch(nanoseconds now) {
   claims_.turn_over(arrivals_, now, *this);
 }
 
-// Each arrival is a user: its first step is sent now, or waits for a user slot (dispatched now,
-// so the wait is queue wait), or is dropped with its session.
 void hybrid_load::dispatch_arrivals(nanoseconds now) {
   while (arrivals_.due(now)) {
     if (!claims_.take(arrivals_, *this)) continue;
-    arrive(arrivals_, now, false);
+    record::request_times first;
+    place(sessions_.arrive(arrivals_.next().index, arrivals_.at(), first), first, now);
     arrivals_.advance();
   }
 }
 
-// The user of `a`'s next entry arrives: this worker's own, or another's it claimed.
-void hybrid_load::arrive(const arrivals& a, nanoseconds now, bool claimed) {
+// Another worker's user, claimed here: it runs here from its first step on.
+void hybrid_load::claimed(const arrivals& other, nanoseconds now) {
   record::request_times first;
-  switch (sessions_.arrive(a.next().index, a.at(), first, claimed)) {
+  place(sessions_.arrive_claimed(other.next().index, other.at(), first), first, now);
+}
+
+// Each arrival is a user: its first step is sent now, or waits for a user slot (dispatched now,
+// so the wait is queue wait), or is dropped with its session.
+void hybrid_load::place(session_driver::arrival_fate fate, record::request_times& first,
+                        nanoseconds now) {
+  switch (fate) {
     case session_driver::arrival_fate::admit:
       host_->dispatched(first, now);
       host_->enqueue(first, now);

@@ -63,9 +63,9 @@ class hybrid_load final : public load_model, private claim_walk::model {
 
  private:
   void dispatch_arrivals(nanoseconds now);
-  void arrive(const arrivals& a, nanoseconds now, bool claimed);
+  void place(session_driver::arrival_fate fate, record::request_times& first, nanoseconds now);
   void passed(const arrivals& own) override { sessions_.pass(own.next().index, own.at()); }
-  void claimed(const arrivals& other, nanoseconds now) override { arrive(other, now, true); }
+  void claimed(const arrivals& other, nanoseconds now) override;
 
   arrivals arrivals_;
   const request_source& requests_;

@@ -74,15 +74,24 @@ void session_driver::pass(std::uint64_t user, nanoseconds at) noexcept {
 }
 
 session_driver::arrival_fate session_driver::arrive(std::uint64_t user, nanoseconds at,
-                                                    record::request_times& first, bool claimed) {
+                                                    record::request_times& first) {
   const std::uint16_t scenario = draw_scenario(user);
-  if (claimed) {
-    for (std::size_t k = 0; k < hybrid_.scenarios[scenario].steps.size(); ++k) {
-      recorder_->on_claimed_in(at);
-    }
-  } else {
-    plan_steps(scenario, at);
+  plan_steps(scenario, at);
+  return admit(user, at, scenario, first);
+}
+
+session_driver::arrival_fate session_driver::arrive_claimed(std::uint64_t user, nanoseconds at,
+                                                            record::request_times& first) {
+  const std::uint16_t scenario = draw_scenario(user);
+  for (std::size_t k = 0; k < hybrid_.scenarios[scenario].steps.size(); ++k) {
+    recorder_->on_claimed_in(at);
   }
+  return admit(user, at, scenario, first);
+}
+
+session_driver::arrival_fate session_driver::admit(std::uint64_t user, nanoseconds at,
+                                                   std::uint16_t scenario,
+                                                   record::request_times& first) {
   const bool full = max_users_ != 0 && active_ >= max_users_;
   if (full && hybrid_.drop_on_overload) {
     close_steps(user, scenario, at, 0, record::outcome::dropped, record::outcome::dropped, at);

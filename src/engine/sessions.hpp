@@ -39,10 +39,10 @@ class session_driver final : public record::outcome_listener {
   // its first step: to send now (admit), to keep waiting for a user slot (wait: the worker
   // dispatches it now, and next_due gives it back once a slot is free), or dropped with its
   // whole session (on_overload drop).
-  // `claimed`: the user is another worker's, claimed here (claim_walk.hpp): its owner planned
-  // its steps, and this worker counts them as claimed in.
-  arrival_fate arrive(std::uint64_t user, nanoseconds at, record::request_times& first,
-                      bool claimed = false);
+  arrival_fate arrive(std::uint64_t user, nanoseconds at, record::request_times& first);
+  // The same for another worker's user claimed here (claim_walk.hpp): its owner planned its
+  // steps, and this worker counts them as claimed in.
+  arrival_fate arrive_claimed(std::uint64_t user, nanoseconds at, record::request_times& first);
   // User `user`, intended at `at`, is this worker's but another took it: its steps are planned
   // here and counted as claimed away; their outcomes are the claimer's.
   void pass(std::uint64_t user, nanoseconds at) noexcept;
@@ -106,6 +106,9 @@ class session_driver final : public record::outcome_listener {
   };
 
   std::uint16_t draw_scenario(std::uint64_t user) const noexcept;
+  // An arrival whose steps are counted: it starts, waits for a user slot, or is dropped.
+  arrival_fate admit(std::uint64_t user, nanoseconds at, std::uint16_t scenario,
+                     record::request_times& first);
   record::request_times step_times(std::uint32_t id, nanoseconds intended) const noexcept;
   std::uint32_t start_session(std::uint64_t user, nanoseconds arrival, std::uint16_t scenario);
   static bool due_later(const due_step& a, const due_step& b) noexcept { return a.due > b.due; }

@@ -429,8 +429,8 @@ def host_lateness_only(result):
     it ended (schedule_kept), and that lateness no longer than a pause of the host's. On a VM
     whose host pauses its vCPUs, a sleeping generator's p99 send lag passes 1 ms in one run in
     twenty to one in three, as busy as the host is (bench/soak.sh); and under make test a 200
-    req/s run beside chromium's start-up once stalled for 104 ms at the end of its first second, which is
-    schedule_kept's failure. Tests on real sockets that judge counts, not verdicts, accept it and
+    req/s run beside chromium's start-up once stalled for 104 ms at the end of its first second,
+    which is schedule_kept's failure. Tests on real sockets that judge counts, not verdicts, accept it and
     say so; drops, a send lag past HOST_PAUSE_NS or too few connections still fail them. The
     simulation judges lateness exactly (its pauses), and test_truth.py on real sockets."""
     if result.returncode != 4 or result.report is None:
