@@ -202,5 +202,28 @@ TEST(think_time, draws_are_keyed_and_follow_their_shape) {
   EXPECT_NEAR(sum / 20000 / 1e6, 100, 3);  // the mean of exp:100ms
 }
 
+// A user claimed away: its owner plans its steps and counts each claimed out; the claimer plans
+// nothing, counts each claimed in, and runs the session. Each worker's planned + claimed_in -
+// claimed_out then equals the outcomes it records.
+TEST(session_driver, a_claimed_user_is_planned_by_its_owner_and_run_by_the_claimer) {
+  fixture owner(one_scenario());
+  fixture claimer(one_scenario());
+  owner.driver.pass(7, start + milliseconds(10));
+  EXPECT_EQ(owner.recorder.measured_counts().planned, 2u);
+  EXPECT_EQ(owner.recorder.measured_counts().claimed_out, 2u);
+  EXPECT_EQ(owner.name(2).planned, 1u);  // the session, once
+  EXPECT_TRUE(owner.driver.idle());
+  record::request_times first;
+  ASSERT_EQ(claimer.driver.arrive_claimed(7, start + milliseconds(10), first),
+            session_driver::arrival_fate::admit);
+  EXPECT_EQ(first.index, 7u);
+  EXPECT_EQ(first.step, 0);
+  const record::counters& c = claimer.recorder.measured_counts();
+  EXPECT_EQ(c.planned, 0u);
+  EXPECT_EQ(c.claimed_in, 2u);
+  EXPECT_EQ(claimer.name(0).planned, 0u);
+  EXPECT_FALSE(claimer.driver.idle());
+}
+
 }  // namespace
 }  // namespace punctual::engine
