@@ -788,6 +788,21 @@ wrk_server_ms = (read("s2_wrk_server_ms") or "").split()
 wrk_server_share = (int(wrk_server_ms[0]) / max(int(wrk_server_ms[1]), 1)
                     if len(wrk_server_ms) == 2 else None)
 p_max = max(passed) if passed else None
+
+
+def ceiling_of(rate, share):
+    """The rate at which nginx would be busy all the time at the CPU per request it spent."""
+    return rate / share if rate and share and share > 0 else None
+
+
+# The server's ceiling: the highest of those rates over wrk's run and every step that was not
+# void. No tool sends more than nginx answers, so a goal ratio above ceiling / wrk is out of
+# every tool's reach in this run, whatever the generator.
+ceilings = [ceiling_of(wrk_rate, wrk_server_share)] + [
+    ceiling_of(s["rate_sent_per_s"], s["nginx_busy_share"]) for s in ladder if not s["void"]]
+ceilings = [c for c in ceilings if c]
+server_ceiling = max(ceilings) if ceilings else None
+goal_ratio = 1.2
 max_rate = {
     "punctual_max_open_rate": p_max,
     "lowest_failed_rate": min(failed) if failed else None,
@@ -797,6 +812,13 @@ max_rate = {
     # limit, and a ratio well above 1 is out of every tool's reach.
     "wrk_nginx_busy_share": wrk_server_share,
     "server_bound": wrk_server_share is not None and wrk_server_share >= 0.95,
+    "server_ceiling_rate": server_ceiling,
+    "ceiling_ratio_to_wrk": ratio(server_ceiling, wrk_rate),
+    "punctual_share_of_ceiling": ratio(p_max, server_ceiling),
+    "goal_ratio": goal_ratio,
+    # None when the ceiling is unknown; False when no tool could pass goal_ratio x wrk here.
+    "goal_reachable": (None if server_ceiling is None or not wrk_rate
+                       else server_ceiling >= goal_ratio * wrk_rate),
     "void": any(s["void"] for s in ladder),
     "ladder": ladder,
 }
@@ -1038,6 +1060,14 @@ if "2" in sections:
         print(f"   nginx was busy {100 * share:.0f}% of wrk's run"
               + (": wrk's rate is the server's limit, and no open-loop tool passes much more"
                  if max_rate["server_bound"] else ""))
+    if server_ceiling:
+        share_of = max_rate["punctual_share_of_ceiling"]
+        reach = ("within reach" if max_rate["goal_reachable"]
+                 else "out of every tool's reach in this run")
+        print(f"   server ceiling ~{server_ceiling:.0f} req/s (nginx busy all the time at its CPU "
+              f"per request), {fmt(max_rate['ceiling_ratio_to_wrk'], '.2f')} x wrk; punctual "
+              f"reached {fmt(share_of and 100 * share_of, '.0f')}% of it; {goal_ratio} x wrk was "
+              f"{reach}")
 if floor:
     print(f"\n3. latency floor at {rate3} req/s, {conns3} connections ({floor['precision']})")
     print(f"   response time p50 {fmt(floor['response_time_us']['50'])} us, "
