@@ -796,8 +796,8 @@ def ceiling_of(rate, share):
 
 
 # The server's ceiling: the highest of those rates over wrk's run and every step that was not
-# void. No tool sends more than nginx answers, so a goal ratio above ceiling / wrk is out of
-# every tool's reach in this run, whatever the generator.
+# void. No tool gets more answers than nginx gives, so a goal ratio above ceiling / wrk is out of
+# every tool's reach in this run at that CPU per request (an estimate: it moves with the traffic).
 ceilings = [ceiling_of(wrk_rate, wrk_server_share)] + [
     ceiling_of(s["rate_sent_per_s"], s["nginx_busy_share"]) for s in ladder if not s["void"]]
 ceilings = [c for c in ceilings if c]
@@ -1063,7 +1063,7 @@ if "2" in sections:
     if server_ceiling:
         share_of = max_rate["punctual_share_of_ceiling"]
         reach = ("within reach" if max_rate["goal_reachable"]
-                 else "out of every tool's reach in this run")
+                 else "out of every tool's reach at nginx's CPU per request in this run")
         print(f"   server ceiling ~{server_ceiling:.0f} req/s (nginx busy all the time at its CPU "
               f"per request), {fmt(max_rate['ceiling_ratio_to_wrk'], '.2f')} x wrk; punctual "
               f"reached {fmt(share_of and 100 * share_of, '.0f')}% of it; {goal_ratio} x wrk was "
