@@ -52,6 +52,8 @@ class claim_board {
   }
 
   std::uint32_t workers() const noexcept { return workers_; }
+  // Whether the workers' retries in backoff wait here, claimable (built with retry cells).
+  bool takes_retries() const noexcept { return has_retries_; }
   nanoseconds threshold() const noexcept { return threshold_; }
   // Before the run starts. Tests set 0 to race owners and claimers on every request.
   void set_threshold(nanoseconds t) noexcept { threshold_ = t; }

@@ -39,9 +39,7 @@ worker::worker(const run_config& config, std::uint32_t id, std::uint32_t connect
       connections_(connections),
       queue_(config.max_queue),
       retries_(config.retry().enabled() ? retry_reserve : 0, pacer_,
-               config.retry().enabled() && config.kind() == run::model_kind::open ? parts.claims
-                                                                                  : nullptr,
-               id),
+               parts.claims && parts.claims->takes_retries() ? parts.claims : nullptr, id),
       budget_(config.retry().budget) {
   idle_.reserve(connections);
   early_handshakes_.reserve(connections);
