@@ -21,11 +21,12 @@ demo: build
 	./$(BUILD)/punctual demo
 
 # Normal build: every test. Then ASan+UBSan: unit tests and the low-rate accounting subset,
-# a short libFuzzer smoke pass per target, and the hdr-histogram-js interop check.
-test: build
+# a short libFuzzer smoke pass per target, and the hdr-histogram-js interop check. The script
+# builds the normal tree itself, with the ASan build beside it at the lowest CPU priority.
+test: deps $(BUILD)/CMakeCache.txt
 	bash scripts/run-tests.sh
 
-test-full: build
+test-full: deps $(BUILD)/CMakeCache.txt
 	FULL=1 SIM_SEEDS=50000 bash scripts/run-tests.sh
 
 fuzz: deps
