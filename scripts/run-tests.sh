@@ -14,8 +14,8 @@
 # beside the tests that time nothing (unit and the simulation, untimed integration, interop), so
 # they use what those tests leave idle; TSan follows those tests in the foreground, beside the
 # rest of the ASan lane. SAN_BESIDE_TIMING=0 starts the ASan lane only after the timing tests
-# instead. make test is bound by CPU, not by waits: a clean-clone run took 8 min 50 s of wall
-# time for 17 min 6 s of CPU on 2 cores (with the lane beside the timing tests).
+# instead. make test is bound by CPU, not by waits: a clean-clone run took 10 min 12 s of wall
+# time for 18 min 15 s of CPU on 2 cores.
 # A stage fails when its configure or build fails or when it ran no test, and a stage whose build
 # failed fails without running, so nothing is tested on binaries an earlier build left behind.
 # FULL=1 widens the integration matrices (make test-full).
