@@ -14,8 +14,9 @@ deps:
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
 
+# The binary alone: make demo's first build compiles no test (make test builds them itself).
 build: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+	cmake --build $(BUILD) -j $(JOBS) --target punctual
 
 demo: build
 	./$(BUILD)/punctual demo
