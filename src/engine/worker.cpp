@@ -132,8 +132,11 @@ bool worker::turn() {
 
 void worker::wait_and_handle() {
   const net::waited w = poller_->wait(plan_);
-  // How a pause shows from inside: a timed wake-up that landed long after the instant asked for.
+  // How a pause shows from inside: a wake-up that landed long after the instant asked for, the
+  // timer's or the one the worker had to be awake by, however the wait ended (a paused worker's
+  // wait often ends on the events that arrived meanwhile, not on its timer).
   nanoseconds& longest = stats_.longest_wake_lateness;
+  longest = std::max(longest, w.woke - plan_.due);
   if (plan_.timer_sleep.count() > 0) {
     pacer_.learn(turn_at_ + plan_.timer_sleep, plan_.timer_sleep, w.timer_woke);
     longest = std::max(longest, w.timer_woke - (turn_at_ + plan_.timer_sleep));

@@ -10,6 +10,12 @@ every worker saw a wake-up at least UNCOVERED_PAUSE_NS late. An exit for anythin
 run with a worker that was never paused that long, fails at once. How often such a run is valid
 on a busy host is the soak's figure (bench/soak.sh), not this test's.
 
+That evidence is each worker's longest over the run, so it cannot tell both workers paused at
+once from each paused in turn (which claims do cover). What claims do to this run's verdict is
+proved exactly on the virtual clock, with the host's pauses scripted (tests/sim/sim_claims_test.cpp,
+the `a_fine_run_paused_*` cases: valid with claims, invalid without, invalid when both pause);
+this test shows what only a real host can: real guards and threads keep a healthy run valid.
+
 It times something (the run's verdict is its lateness), so it runs with the timing tests.
 
 Usage: python3 test_fine_run.py PATH_TO_PUNCTUAL

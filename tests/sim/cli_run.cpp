@@ -77,4 +77,12 @@ cli_result simulate_setup(cli::run_setup built, const surroundings& around,
   return out;
 }
 
+std::set<std::string> failed_gating(const nlohmann::ordered_json& doc) {
+  std::set<std::string> out;
+  for (const auto& c : doc["validity"]["checks"]) {
+    if (c["level"] == "gating" && !c["pass"].get<bool>()) out.insert(c["name"].get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace punctual::sim

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,8 @@ cli_result run_cli(const std::vector<std::string>& args, const surroundings& aro
 // The same for a run already built (a search's step).
 cli_result simulate_setup(cli::run_setup built, const surroundings& around,
                           const report::text_options& text_options = {});
+
+// The names of the gating validity checks a report's run failed (its doc["validity"]).
+std::set<std::string> failed_gating(const nlohmann::ordered_json& doc);
 
 }  // namespace punctual::sim

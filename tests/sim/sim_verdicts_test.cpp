@@ -43,14 +43,6 @@ bool has_check(const json& doc, const std::string& name) {
   return false;
 }
 
-std::set<std::string> failed_gating(const json& doc) {
-  std::set<std::string> out;
-  for (const auto& c : doc["validity"]["checks"]) {
-    if (c["level"] == "gating" && !c["pass"].get<bool>()) out.insert(c["name"].get<std::string>());
-  }
-  return out;
-}
-
 // What the text report prints before its model line: an invalid run's reasons.
 std::string reasons_of(const std::string& text) {
   const std::string all = "\n" + text;
