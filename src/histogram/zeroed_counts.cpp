@@ -2,9 +2,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <utility>
 #include <vector>
@@ -35,11 +38,90 @@ bool mapped(std::size_t size) noexcept {
   return map_large_blocks && bytes_of(size) >= map_at_least;
 }
 
+std::size_t page_bytes() noexcept {
+  static const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// The page policy's state, touched only when a block is mapped, freed or released: never per
+// recorded value.
+std::atomic<page_policy> policy{page_policy::give_back};
+struct block_pool {
+  std::mutex m;
+  std::vector<std::int64_t*> blocks;  // freed blocks of `slots` slots, their pages as left
+  std::size_t slots = 0;
+  std::size_t capacity = 0;
+  int pagemap = -1;  // /proc/self/pagemap, opened once
+};
+block_pool& pool() {
+  static auto* p = new block_pool;  // never destroyed: a histogram may outlive static destructors
+  return *p;
+}
+int pagemap_fd() {
+  auto& p = pool();
+  const std::lock_guard lock(p.m);
+  if (p.pagemap < 0) p.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  return p.pagemap;
+}
+
+// Zeroes every page of a block that may hold data: present, or swapped out. A page never
+// touched reads zero already. A present page may also be the kernel's shared zero page (read,
+// never written), which costs one fault here, and then is a page like the others.
+void zero_pages_in_use(std::int64_t* data, std::size_t size, int pagemap) noexcept {
+  const std::size_t page = page_bytes(), bytes = bytes_of(size);
+  const std::size_t first = reinterpret_cast<std::uintptr_t>(data) / page;
+  const std::size_t pages = (bytes + page - 1) / page;
+  constexpr std::uint64_t present = 1ULL << 63, swapped = 1ULL << 62;
+  auto* base = reinterpret_cast<unsigned char*>(data);
+  std::uint64_t entries[64];
+  for (std::size_t done = 0; done < pages;) {
+    const std::size_t n = std::min<std::size_t>(pages - done, 64);
+    const auto want = static_cast<ssize_t>(n * sizeof(std::uint64_t));
+    const auto at = static_cast<off_t>((first + done) * sizeof(std::uint64_t));
+    const bool read =
+        pagemap >= 0 && pread(pagemap, entries, static_cast<std::size_t>(want), at) == want;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (read && (entries[i] & (present | swapped)) == 0) continue;
+      const std::size_t offset = (done + i) * page;
+      std::memset(base + offset, 0, std::min(page, bytes - offset));
+    }
+    done += n;
+  }
+}
+
+std::int64_t* take_pooled(std::size_t size) {
+  if (policy.load(std::memory_order_relaxed) != page_policy::keep_and_zero) return nullptr;
+  auto& p = pool();
+  std::int64_t* block = nullptr;
+  {
+    const std::lock_guard lock(p.m);
+    if (p.slots != size || p.blocks.empty()) return nullptr;
+    block = p.blocks.back();
+    p.blocks.pop_back();
+  }
+  zero_pages_in_use(block, size, pagemap_fd());
+  return block;
+}
+
+bool pool_freed(std::int64_t* block, std::size_t size) noexcept {
+  if (policy.load(std::memory_order_relaxed) != page_policy::keep_and_zero) return false;
+  auto& p = pool();
+  const std::lock_guard lock(p.m);
+  if (p.slots == 0) p.slots = size;
+  if (p.slots != size || p.blocks.size() >= p.capacity) return false;
+  p.blocks.push_back(block);  // capacity reserved by set_page_policy: no allocation here
+  return true;
+}
+
 }  // namespace
 
 zeroed_counts::zeroed_counts(std::size_t size) : size_(size) {
   if (size == 0) return;
   if (mapped(size)) {
+    if (auto* block = take_pooled(size)) {
+      data_ = block;
+      return;
+    }
     // Anonymous pages read as zero and are backed by memory only once written.
     void* p =
         mmap(nullptr, bytes_of(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -64,7 +146,7 @@ zeroed_counts& zeroed_counts::operator=(zeroed_counts other) noexcept {
 zeroed_counts::~zeroed_counts() {
   if (data_ == nullptr) return;
   if (mapped(size_)) {
-    munmap(data_, bytes_of(size_));
+    if (!pool_freed(data_, size_)) munmap(data_, bytes_of(size_));
   } else {
     std::free(data_);
   }
@@ -76,8 +158,30 @@ void zeroed_counts::clear(std::size_t first, std::size_t last) noexcept {
 }
 
 bool zeroed_counts::release() noexcept {
+  if (size_ == 0 || !mapped(size_)) return false;
+  if (policy.load(std::memory_order_relaxed) == page_policy::keep_and_zero) {
+    zero_pages_in_use(data_, size_, pagemap_fd());
+    return true;
+  }
   // MADV_DONTNEED on a private anonymous mapping: the next read of a page gives zeros again.
-  return size_ != 0 && mapped(size_) && madvise(data_, bytes_of(size_), MADV_DONTNEED) == 0;
+  return madvise(data_, bytes_of(size_), MADV_DONTNEED) == 0;
+}
+
+void set_page_policy(page_policy p, std::size_t pooled_blocks) {
+  auto& pool_state = pool();
+  const std::lock_guard lock(pool_state.m);
+  policy.store(p, std::memory_order_relaxed);
+  pool_state.capacity = p == page_policy::keep_and_zero ? pooled_blocks : 0;
+  pool_state.blocks.reserve(pool_state.capacity);
+  if (p == page_policy::give_back) {
+    for (auto* block : pool_state.blocks) munmap(block, bytes_of(pool_state.slots));
+    pool_state.blocks.clear();
+    pool_state.slots = 0;
+  }
+}
+
+page_policy current_page_policy() noexcept {
+  return policy.load(std::memory_order_relaxed);
 }
 
 // A page counts once written: /proc/self/pagemap marks it present and mapped by this process
@@ -86,7 +190,7 @@ bool zeroed_counts::release() noexcept {
 std::size_t zeroed_counts::resident_bytes() const noexcept {
   if (size_ == 0) return 0;
   if (!mapped(size_)) return bytes_of(size_);
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t page = page_bytes();
   const auto first = reinterpret_cast<std::uintptr_t>(data_) / page;
   const std::size_t pages = (bytes_of(size_) + page - 1) / page;
   std::vector<std::uint64_t> entries(pages);

@@ -21,6 +21,18 @@ bool valid(const histogram_params& params) noexcept;
 // countsArrayLength (spec 1.3) the parameters imply, without allocating; 0 when !valid(params).
 std::int64_t counts_length_for(const histogram_params& params) noexcept;
 
+// What happens to a histogram's pages once their values are no longer needed, process-wide.
+// give_back (the default): release() hands them to the kernel and a freed block is unmapped, so
+// that a run's resident memory follows the values of the spans in flight (docs/design.md,
+// "Memory"); the next values fault their pages in again. keep_and_zero: release() zeroes the
+// pages that hold data instead, and a freed block waits, its pages zeroed when it is taken, for
+// the next histogram of its size (up to `pooled_blocks` of them). For the simulation, whose
+// virtual seconds pass hundreds of times faster than real ones: there, giving pages back and
+// faulting them in again took a third of its CPU time. Set it while no histogram is in use.
+enum class page_policy { give_back, keep_and_zero };
+void set_page_policy(page_policy policy, std::size_t pooled_blocks = 1024);
+page_policy current_page_policy() noexcept;
+
 // A histogram's slots. They start as pages the kernel has zeroed and maps only when first written
 // (large blocks are mapped by hand, small ones come from calloc), so slots nothing was recorded
 // into are never touched: a histogram occupies memory for the range of values it saw,
