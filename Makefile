@@ -4,7 +4,7 @@ BUILD ?= build
 SAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 8
 
-.PHONY: all deps build demo test test-unit test-asan test-fuzz test-interop test-full fuzz bench clean format format-check
+.PHONY: all deps build demo test test-sanitizers test-full fuzz bench clean format format-check
 
 all: build
 
@@ -21,11 +21,16 @@ build: deps $(BUILD)/CMakeCache.txt
 demo: build
 	./$(BUILD)/punctual demo
 
-# Normal build: every test. Then ASan+UBSan: unit tests and the low-rate accounting subset,
-# a short libFuzzer smoke pass per target, and the hdr-histogram-js interop check. The script
-# builds the normal tree itself, with the ASan build beside it at the lowest CPU priority.
+# The whole suite on the shipped build: every test (the timing ones first, alone), the
+# hdr-histogram-js interop check, and TSan on the recorder and engine beside them.
 test: deps $(BUILD)/CMakeCache.txt
 	bash scripts/run-tests.sh
+
+# The same code under ASan+UBSan (clang): the unit and simulation tests, the integration subset
+# for bad input and hostile TLS servers, and a short libFuzzer smoke pass per target. .ci/run
+# runs it after make test.
+test-sanitizers: deps
+	PUNCTUAL_SUITE=sanitizers bash scripts/run-tests.sh
 
 test-full: deps $(BUILD)/CMakeCache.txt
 	FULL=1 SIM_SEEDS=50000 bash scripts/run-tests.sh

@@ -1,28 +1,30 @@
 #!/usr/bin/env bash
-# The whole test suite, as `make test` runs it:
-#   1. the normal build brought up to date, then every test in it (unit + integration against
-#      nginx and `punctual serve`);
-#   2. the ASan+UBSan build (clang): the simulation's tests, the unit tests with executables of
-#      their own (tests/CMakeLists.txt says why not the rest) and a subset of the integration
-#      tests (bad input, hostile TLS servers); TSan on the recorder and engine tests;
-#   3. a short libFuzzer smoke pass per target (FUZZ_SECONDS each, default 8, all targets at once);
-#   4. the hdr-histogram-js interop check of .hlog files punctual wrote.
-# The tests that time something run first, alone, right after the normal build. The ASan+UBSan
-# build starts with the normal one at SCHED_IDLE, so it takes only the CPU that build leaves idle
-# (its configure, its links, its last batch), is stopped while the timing tests run, and then
-# goes on at the normal policy and the lowest priority: the sanitizer builds and their tests run
-# beside the tests that time nothing (unit and the simulation, untimed integration, interop), so
-# they use what those tests leave idle; TSan follows those tests in the foreground, beside the
-# rest of the ASan lane. SAN_BESIDE_TIMING=0 starts the ASan lane only after the timing tests
-# instead. make test is bound by CPU, not by waits: a clean-clone run took 10 min 12 s of wall
-# time for 18 min 15 s of CPU on 2 cores.
+# The test suites, in two parts:
+#
+# PUNCTUAL_SUITE=main (`make test`): the whole suite on the shipped build.
+#   1. the normal build, then every test in it: the tests that time something first, alone, then
+#      the unit tests (the simulation's among them), the integration tests that time nothing
+#      (against nginx and `punctual serve`) and the hdr-histogram-js interop check of .hlog files
+#      punctual wrote;
+#   2. TSan on the recorder and engine tests, in a tree of its own. It starts with the normal
+#      build at SCHED_IDLE, so it takes only the CPU that build leaves idle, is stopped while the
+#      timing tests run, and then goes on at the normal policy and the lowest priority beside the
+#      tests that time nothing, which wait on their servers more than they compute.
+#   A clean-clone run took 6 min 4 s on 2 cores (docs/design.md, "Tests").
+# PUNCTUAL_SUITE=sanitizers (`make test-sanitizers`; `.ci/run` runs it after `make test`): the
+#   ASan+UBSan build (clang): the simulation's tests, the unit tests with executables of their
+#   own (tests/CMakeLists.txt says why not the rest) and a subset of the integration tests (bad
+#   input, hostile TLS servers); then a short libFuzzer smoke pass per target (FUZZ_SECONDS each,
+#   default 8, all targets at once). Apart from `make test` because the two do not fit in
+#   7 minutes together: the ASan tree is a second compile of every source (~300 CPU-s).
 # A stage fails when its configure or build fails or when it ran no test, and a stage whose build
 # failed fails without running, so nothing is tested on binaries an earlier build left behind.
 # FULL=1 widens the integration matrices (make test-full).
 #
-# Stages: build unit integration-untimed integration interop asan asan-unit asan-integration fuzz
-# tsan.
-# PUNCTUAL_ONLY_STAGE=STAGE[,STAGE...] runs only those stages (and the build each one tests).
+# Stages: main: build unit integration-untimed integration interop tsan; sanitizers: asan
+# asan-unit asan-integration fuzz.
+# PUNCTUAL_ONLY_STAGE=STAGE[,STAGE...] runs only those stages of the suite (and the build each
+# one tests).
 # PUNCTUAL_BREAK_STAGE=STAGE breaks that stage the way a real breakage looks, to prove that the
 # stage then fails and the script exits non-zero; it is not part of `make test`:
 #   asan, tsan        configure with a flag the compiler rejects, so the build fails (the next
@@ -45,6 +47,7 @@ JOBS=${JOBS:-$(nproc)}
 # engine_run_test run real workers for seconds), and a test that sleeps should not hold a core's
 # slot while the simulation's tests queue behind it.
 TEST_JOBS=${TEST_JOBS:-$((JOBS + 1))}
+SUITE=${PUNCTUAL_SUITE:-main}
 ONLY=${PUNCTUAL_ONLY_STAGE:-}
 BREAK=${PUNCTUAL_BREAK_STAGE:-}
 # Each stage leaves its outcome in a file here: stages that run in the background report through it.
@@ -54,14 +57,17 @@ trap 'rm -rf "$results"' EXIT
 # The build whose binaries each test stage runs.
 declare -A built_by=([unit]=build [integration-untimed]=build [integration]=build [interop]=build
                      [asan-unit]=asan [asan-integration]=asan [fuzz]=asan)
-stages=" build unit integration-untimed integration interop asan asan-unit asan-integration fuzz tsan "
+case $SUITE in
+  main) stages=" build unit integration-untimed integration interop tsan " ;;
+  sanitizers) stages=" asan asan-unit asan-integration fuzz " ;;
+  *) echo "run-tests.sh: no suite '$SUITE' (suites: main sanitizers)" >&2; exit 2 ;;
+esac
 for s in ${ONLY//,/ } $BREAK; do
   if [[ $stages != *" $s "* ]]; then
-    echo "run-tests.sh: no stage '$s' (stages:$stages)" >&2
+    echo "run-tests.sh: no stage '$s' in the $SUITE suite (stages:$stages)" >&2
     exit 2
   fi
 done
-
 wanted() {  # wanted STAGE: selected by PUNCTUAL_ONLY_STAGE, or the build of a selected stage
   [[ -z $ONLY ]] && return 0
   local s
@@ -106,12 +112,11 @@ stage() {  # stage STAGE NAME BUDGET COMMAND...
   echo "$outcome" >"$results/$key"
 }
 
-# beside NICENESS FUNCTION: runs the stages FUNCTION starts in the background at that CPU
-# priority, its output held until `join_beside` prints it, so the foreground's lines are not
-# interleaved.
+# beside NICENESS COMMAND...: runs COMMAND (a stage) in the background at that CPU priority, its
+# output held until `join_beside` prints it, so the foreground's lines are not interleaved.
 beside_pid=
 beside() {
-  ( renice -n "$1" -p "$BASHPID" >/dev/null; "$2" ) >"$results/beside.log" 2>&1 &
+  ( renice -n "$1" -p "$BASHPID" >/dev/null; "${@:2}" ) >"$results/beside.log" 2>&1 &
   beside_pid=$!
 }
 join_beside() {
@@ -197,33 +202,6 @@ export SAN_BUILD TSAN_BUILD JOBS TEST_JOBS SAN_CXXFLAGS TSAN_CXXFLAGS SAN_DEBUG
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-# Everything the sanitizer builds test, one after another: the ASan+UBSan build, its unit tests
-# (the simulation's among them), its integration subset and the fuzz smoke pass; then TSan.
-sanitizer_stages() {
-  # SAN_BESIDE_TIMING=1: the build starts at SCHED_IDLE (the top of this file); the foreground
-  # stops it during the timing tests and sets it back after them, and the sanitizer tests wait
-  # until then. Its budget counts the normal build and the timing tests it waits behind.
-  local idle=() budget=480
-  ((SAN_BESIDE_TIMING)) && idle=(chrt -i 0) budget=900
-  stage asan "asan+ubsan build" "$budget" "${idle[@]}" bash -euo pipefail -c san_build
-  until [[ -e $results/timing-over || ! -d $results ]]; do sleep 0.5; done
-  [[ -d $results ]] || return 1
-  # The integration subset waits on its servers more than it computes: it runs beside the unit
-  # tests, its output held until they are done.
-  stage asan-integration "asan+ubsan: integration subset" 120 \
-    bash -euo pipefail -c 'san_integration "$@"' _ "${san_tests[@]}" >"$results/asan-integration.log" 2>&1 &
-  local lane=$!
-  stage asan-unit "asan+ubsan: unit tests" 240 \
-    ctest --test-dir "$SAN_BUILD" -L "$(label asan-unit unit)" --no-tests=error --output-on-failure \
-    -j "$TEST_JOBS"
-  wait "$lane" || true
-  cat "$results/asan-integration.log"
-  # Every target at once: a smoke pass (make fuzz fuzzes for real), and ~5 s of target start-up
-  # each made one target per core take a minute.
-  stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
-    env FUZZ_JOBS="${FUZZ_JOBS:-16}" bash scripts/run-fuzz.sh "$fuzz_dir"
-}
-
 # tree_of PID: PID and every process under it.
 tree_of() {
   ps -e -o pid=,ppid= | awk -v root="$1" '
@@ -251,39 +229,64 @@ resume_tree() {
   done
 }
 
-# The ASan lane starts at once, at SCHED_IDLE beside the normal build (the top of this file).
-SAN_BESIDE_TIMING=${SAN_BESIDE_TIMING:-1}
-((SAN_BESIDE_TIMING)) && beside 19 sanitizer_stages
-stage build "normal build" 600 bash -euo pipefail -c 'quiet_build "$@"' _ "$BUILD" -j "$JOBS" \
-  "${build_target[@]}"
-# The tests that time something (tests/CMakeLists.txt: the truth over real sockets, a real
-# interruption, a real worker's CPU share, the second SIGINT) run first, on a quiet machine: the
-# ASan lane is stopped meanwhile. Beside them even at SCHED_IDLE, a clean-clone make test failed
-# test_search once in six (a server of 1 ms per request failed at 700 req/s, p90 80 ms).
-((SAN_BESIDE_TIMING)) && pause_tree "$beside_pid"
-stage integration "normal build: timing tests (nginx, punctual serve)" 180 \
-  ctest --test-dir "$BUILD" -L "$(label integration timing)" --no-tests=error \
-  --output-on-failure -j 2 --timeout 120
-touch "$results/timing-over"
-if ((SAN_BESIDE_TIMING)); then
-  resume_tree "$beside_pid"
-else
-  beside 19 sanitizer_stages
-fi
-# The unit tests (the simulation's among them) and the integration tests that time nothing,
-# beside the sanitizer stages.
-stage unit "normal build: unit tests" 120 \
-  ctest --test-dir "$BUILD" -L "$(label unit unit)" -LE timing --no-tests=error \
-  --output-on-failure -j "$TEST_JOBS"
-stage integration-untimed "normal build: untimed integration tests (nginx, punctual serve)" 240 \
-  ctest --test-dir "$BUILD" -L "$(label integration-untimed integration)" -LE timing \
-  --no-tests=error --output-on-failure -j 2 --timeout 240
-# The interop check times nothing either (a run's exit 4 is accepted).
-stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" "$punctual"
-# TSan builds a tree of its own: here the foreground is done while the ASan lane still runs, so
-# it takes the time the foreground would spend waiting.
-stage tsan "tsan: recorder and engine tests" 240 bash -euo pipefail -c tsan_tests
-join_beside
+# make test: the normal build and its tests, with TSan's lane beside them.
+main_suite() {
+  # TSan's tree starts at SCHED_IDLE beside the normal build (the top of this file). Its budget
+  # counts the normal build and the timing tests it waits behind.
+  beside 10 stage tsan "tsan: recorder and engine tests" 600 chrt -i 0 bash -euo pipefail -c tsan_tests
+  stage build "normal build" 600 bash -euo pipefail -c 'quiet_build "$@"' _ "$BUILD" -j "$JOBS" \
+    "${build_target[@]}"
+  # The tests that time something (tests/CMakeLists.txt: the truth over real sockets, a real
+  # interruption, a real worker's CPU share, the second SIGINT) run first, on a quiet machine: the
+  # TSan lane is stopped meanwhile. Beside them even at SCHED_IDLE, the ASan build made a
+  # clean-clone make test fail test_search once in six (a server of 1 ms per request failed at
+  # 700 req/s, p90 80 ms).
+  [[ -n $beside_pid ]] && pause_tree "$beside_pid"
+  stage integration "normal build: timing tests (nginx, punctual serve)" 180 \
+    ctest --test-dir "$BUILD" -L "$(label integration timing)" --no-tests=error \
+    --output-on-failure -j 2 --timeout 120
+  [[ -n $beside_pid ]] && resume_tree "$beside_pid"
+  # The unit tests (the simulation's among them), bound by CPU; then the integration tests that
+  # time nothing, which wait on their servers and on real seconds of load more than they compute
+  # (~70 CPU-s in ~200 s of test time), 3 at once. (Run together, the unit tests slowed nginx
+  # enough for a run of those tests to be invalid: too few connections.)
+  stage unit "normal build: unit tests" 120 \
+    ctest --test-dir "$BUILD" -L "$(label unit unit)" -LE timing --no-tests=error \
+    --output-on-failure -j "$TEST_JOBS"
+  # The interop check times nothing either (a run's exit 4 is accepted), and mostly waits on
+  # npm's registry.
+  stage interop "hdr-histogram-js interop" 120 bash tests/interop/run.sh "$BUILD/interop" \
+    "$punctual" >"$results/interop.log" 2>&1 &
+  local interop=$!
+  stage integration-untimed "normal build: untimed integration tests (nginx, punctual serve)" 240 \
+    ctest --test-dir "$BUILD" -L "$(label integration-untimed integration)" -LE timing \
+    --no-tests=error --output-on-failure -j "${UNTIMED_JOBS:-3}" --timeout 240
+  wait "$interop" || true
+  cat "$results/interop.log"
+  join_beside
+}
+
+# make test-sanitizers: the ASan+UBSan build, its unit tests (the simulation's among them) with
+# its integration subset beside them, and the fuzz smoke pass.
+sanitizer_suite() {
+  stage asan "asan+ubsan build" 480 bash -euo pipefail -c san_build
+  # The integration subset waits on its servers more than it computes: it runs beside the unit
+  # tests, its output held until they are done.
+  stage asan-integration "asan+ubsan: integration subset" 120 \
+    bash -euo pipefail -c 'san_integration "$@"' _ "${san_tests[@]}" >"$results/asan-integration.log" 2>&1 &
+  local lane=$!
+  stage asan-unit "asan+ubsan: unit tests" 240 \
+    ctest --test-dir "$SAN_BUILD" -L "$(label asan-unit unit)" --no-tests=error --output-on-failure \
+    -j "$TEST_JOBS"
+  wait "$lane" || true
+  cat "$results/asan-integration.log"
+  # Every target at once: a smoke pass (make fuzz fuzzes for real), and ~5 s of target start-up
+  # each made one target per core take a minute.
+  stage fuzz "fuzz smoke (${FUZZ_SECONDS}s per target)" 180 \
+    env FUZZ_JOBS="${FUZZ_JOBS:-16}" bash scripts/run-fuzz.sh "$fuzz_dir"
+}
+
+if [[ $SUITE == main ]]; then main_suite; else sanitizer_suite; fi
 
 echo
 passed=0
@@ -294,5 +297,5 @@ for key in $stages; do
     failed) failed=$((failed + 1)); echo "failed stage: $key" ;;
   esac
 done
-echo "stages: $passed passed, $failed failed"
+echo "stages: $passed passed, $failed failed ($SUITE suite)"
 ((failed == 0))

@@ -1,9 +1,10 @@
 """The rules CI keeps, whoever calls it.
 
-- `.ci/run` sets CI=true itself before it calls make, so a test that cannot do its work on a
-  machine (network namespaces without root, for one) fails there instead of printing SKIP and
-  passing. Checked by running `.ci/run` with a `make` of this test's own first on PATH, which
-  records the environment it was called with and the targets.
+- `.ci/run` sets CI=true itself before it calls make (`make test`, then `make
+  test-sanitizers`), so a test that cannot do its work on a machine (network namespaces without
+  root, for one) fails there instead of printing SKIP and passing. Checked by running `.ci/run`
+  with a `make` of this test's own first on PATH, which records the environment it was called
+  with and the targets.
 - test_shard_netns turns its SKIP into a failure under CI=true, and only then.
 
 Usage: python3 test_ci_rules.py PATH_TO_PUNCTUAL
@@ -38,6 +39,8 @@ def ci_run_sets_ci(_binary):
         with open(log) as f:
             calls = f.read().split("\n")[:-1]
     check("CI=true test" in calls, f"make test was not called with CI=true: {calls}")
+    # The sanitizer suite is not part of make test; CI is where it runs.
+    check("CI=true test-sanitizers" in calls, f"make test-sanitizers was not called: {calls}")
     check(all(c.startswith("CI=true ") for c in calls), f"a make call without CI=true: {calls}")
 
 
