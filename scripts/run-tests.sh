@@ -8,8 +8,8 @@
 #      punctual wrote;
 #   2. TSan on the recorder and engine tests, in a tree of its own. It starts with the normal
 #      build at SCHED_IDLE, so it takes only the CPU that build leaves idle, is stopped while the
-#      timing tests run, and then goes on at the normal policy and the lowest priority beside the
-#      tests that time nothing, which wait on their servers more than they compute.
+#      timing tests run, and then goes on at the normal policy and nice 10 beside the tests that
+#      time nothing.
 #   A clean-clone run took 6 min 4 s on 2 cores (docs/design.md, "Tests").
 # PUNCTUAL_SUITE=sanitizers (`make test-sanitizers`; `.ci/run` runs it after `make test`): the
 #   ASan+UBSan build (clang): the simulation's tests, the unit tests with executables of their
@@ -35,7 +35,8 @@
 #   asan-integration  names a test file that does not exist;
 #   fuzz              looks for the fuzz targets where none were built;
 #   interop           is given a punctual binary that does not exist.
-# E.g. PUNCTUAL_ONLY_STAGE=tsan PUNCTUAL_BREAK_STAGE=tsan bash scripts/run-tests.sh must exit 1.
+# E.g. PUNCTUAL_ONLY_STAGE=tsan PUNCTUAL_BREAK_STAGE=tsan bash scripts/run-tests.sh must exit 1,
+# and so must PUNCTUAL_SUITE=sanitizers PUNCTUAL_ONLY_STAGE=asan PUNCTUAL_BREAK_STAGE=asan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
