@@ -135,10 +135,11 @@ void run_collector::finish(const run_control& control, nanoseconds now) {
     pending_.at(w->recorder().current_interval()).add(w->recorder().intervals().last());
     last = std::max(last, w->recorder().current_interval());
   }
-  for (; next_emit_ <= last; ++next_emit_) {
-    if (next_emit_ >= window_intervals && pending_.at(next_emit_).empty()) continue;
-    emit(next_emit_);
-  }
+  // Past the window, the empty intervals after the last that recorded anything are none of the
+  // run's; an empty one before it is a silence of the run, and is emitted as on time it would
+  // have been (a worker or collector the host held back used to leave such gaps in the series).
+  while (last >= next_emit_ && last >= window_intervals && pending_.at(last).empty()) --last;
+  for (; next_emit_ <= last; ++next_emit_) emit(next_emit_);
 
   result_.interrupted = control.interrupted.load();
   const nanoseconds window_end = result_.interrupted

@@ -2,7 +2,8 @@
 // into one set while the other set waits to be taken; the collector adds it to the merged
 // interval, resets it and gives it back. If the collector has not given the spare set back by
 // the next boundary (it has a whole second to do so), the worker keeps recording into its
-// current set and that set then covers more than one second; nothing is lost.
+// current set, offering it again every recorder::hand_over_retry, and that set then covers more
+// than one second; nothing is lost.
 #pragma once
 
 #include <atomic>

@@ -328,6 +328,11 @@ void recorder::roll_intervals(nanoseconds now) noexcept {
     const std::int64_t passed = (now - measure_start_) / interval_;
     interval_index_ = passed;
     next_boundary_ = measure_start_ + interval_ * (passed + 1);
+  } else {
+    // Offered again shortly, not at once: the worker wakes for its next boundary, and one left
+    // in the past made it turn without sleeping until the collector ran (a core spent on a
+    // busy loop, by a collector that was late because the host was busy).
+    next_boundary_ = now + hand_over_retry;
   }
   // Second s is complete once its end plus the lag has passed: s + 1 + lag <= now.
   seconds_.retire_through((now - retire_lag_ - measure_start_) / one_second - 1);

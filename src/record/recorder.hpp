@@ -81,6 +81,9 @@ struct recorder_memory {
 
 class recorder {
  public:
+  // How soon a worker offers its interval again when the collector still holds the spare set.
+  static constexpr nanoseconds hand_over_retry{10'000'000};  // 10 ms
+
   // measure_start: intended times before it are warm-up. interval: the .hlog interval length.
   // horizon: the last instant an attempt can be sent (the drain's end), for the per-second load.
   // names: how many request names the run reports apart (0: none); each keeps its outcomes and

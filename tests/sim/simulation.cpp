@@ -163,6 +163,13 @@ void simulation::step(std::uint32_t w) {
 
 void simulation::poll() {
   if (running_ == 0) return;
+  for (const auto& p : setup_.collector_pauses) {
+    const nanoseconds from = result_.start.mono + p.from, to = from + p.length;
+    if (world_->now() >= from && world_->now() < to) {
+      world_->at(to, [this] { poll(); });
+      return;
+    }
+  }
   collector_->poll(run_->control());
   if (poll_hook_) poll_hook_(*collector_, false);
   world_->at(world_->now() + engine::run_collector::period, [this] { poll(); });

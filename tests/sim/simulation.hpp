@@ -33,12 +33,19 @@ struct pause {
   nanoseconds length{};
 };
 
+// The collecting thread frozen the same way: no poll of the workers' intervals and seconds.
+struct collector_pause {
+  nanoseconds from{};  // from the schedule's start
+  nanoseconds length{};
+};
+
 struct setup {
   engine::run_config config;
   server_script server;
   link up;
   link down;
   std::vector<pause> pauses;
+  std::vector<collector_pause> collector_pauses;
   std::optional<nanoseconds> interrupt_at;  // from the schedule's start
   std::uint64_t seed = 1;                   // the world's (network splits, server draws)
   std::size_t max_events = 256;             // the most events one wait returns
