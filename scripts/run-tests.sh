@@ -298,5 +298,5 @@ for key in $stages; do
     failed) failed=$((failed + 1)); echo "failed stage: $key" ;;
   esac
 done
-echo "stages: $passed passed, $failed failed ($SUITE suite)"
+echo "stages: $passed passed, $failed failed ($SUITE suite, $SECONDS s)"
 ((failed == 0))
