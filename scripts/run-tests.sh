@@ -10,7 +10,7 @@
 #      build at SCHED_IDLE, so it takes only the CPU that build leaves idle, is stopped while the
 #      timing tests run, and then goes on at the normal policy and nice 10 beside the tests that
 #      time nothing.
-#   Clean-clone runs took 6 min 4 s and 6 min 29 s on 2 cores (docs/design.md, "Tests").
+#   Clean-clone runs took 6 min 4 s to 6 min 45 s on 2 cores (docs/design.md, "Tests").
 # PUNCTUAL_SUITE=sanitizers (`make test-sanitizers`; `.ci/run` runs it after `make test`): the
 #   ASan+UBSan build (clang): the simulation's tests, the unit tests with executables of their
 #   own (tests/CMakeLists.txt says why not the rest) and a subset of the integration tests (bad
