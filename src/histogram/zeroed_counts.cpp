@@ -64,28 +64,38 @@ int pagemap_fd() {
   return p.pagemap;
 }
 
-// Zeroes every page of a block that may hold data: present, or swapped out. A page never
-// touched reads zero already. A present page may also be the kernel's shared zero page (read,
-// never written), which costs one fault here, and then is a page like the others.
-void zero_pages_in_use(std::int64_t* data, std::size_t size, int pagemap) noexcept {
-  const std::size_t page = page_bytes(), bytes = bytes_of(size);
+// Flags of a page's /proc/self/pagemap entry.
+constexpr std::uint64_t page_present = 1ULL << 63, page_swapped = 1ULL << 62,
+                        page_exclusive = 1ULL << 56;
+
+// The pagemap entries of a block's pages, one per page; empty if they could not be read.
+std::vector<std::uint64_t> page_entries(const std::int64_t* data, std::size_t size, int pagemap) {
+  const std::size_t page = page_bytes();
   const std::size_t first = reinterpret_cast<std::uintptr_t>(data) / page;
-  const std::size_t pages = (bytes + page - 1) / page;
-  constexpr std::uint64_t present = 1ULL << 63, swapped = 1ULL << 62;
+  std::vector<std::uint64_t> entries((bytes_of(size) + page - 1) / page);
+  const auto want = static_cast<ssize_t>(entries.size() * sizeof(std::uint64_t));
+  if (pagemap < 0 || pread(pagemap, entries.data(), static_cast<std::size_t>(want),
+                           static_cast<off_t>(first * sizeof(std::uint64_t))) != want) {
+    entries.clear();
+  }
+  return entries;
+}
+
+// Zeroes every page of a block that may hold data: present, or swapped out (all of them when
+// pagemap cannot be read). A page never touched reads zero already. A present page may also be
+// the kernel's shared zero page (read, never written), which costs one fault here, and then is
+// a page like the others.
+void zero_pages_in_use(std::int64_t* data, std::size_t size) {
+  const std::vector<std::uint64_t> entries = page_entries(data, size, pagemap_fd());
+  if (entries.empty()) {
+    std::memset(data, 0, bytes_of(size));
+    return;
+  }
+  const std::size_t page = page_bytes(), bytes = bytes_of(size);
   auto* base = reinterpret_cast<unsigned char*>(data);
-  std::uint64_t entries[64];
-  for (std::size_t done = 0; done < pages;) {
-    const std::size_t n = std::min<std::size_t>(pages - done, 64);
-    const auto want = static_cast<ssize_t>(n * sizeof(std::uint64_t));
-    const auto at = static_cast<off_t>((first + done) * sizeof(std::uint64_t));
-    const bool read =
-        pagemap >= 0 && pread(pagemap, entries, static_cast<std::size_t>(want), at) == want;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (read && (entries[i] & (present | swapped)) == 0) continue;
-      const std::size_t offset = (done + i) * page;
-      std::memset(base + offset, 0, std::min(page, bytes - offset));
-    }
-    done += n;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if ((entries[i] & (page_present | page_swapped)) == 0) continue;
+    std::memset(base + i * page, 0, std::min(page, bytes - i * page));
   }
 }
 
@@ -99,7 +109,7 @@ std::int64_t* take_pooled(std::size_t size) {
     block = p.blocks.back();
     p.blocks.pop_back();
   }
-  zero_pages_in_use(block, size, pagemap_fd());
+  zero_pages_in_use(block, size);
   return block;
 }
 
@@ -160,7 +170,7 @@ void zeroed_counts::clear(std::size_t first, std::size_t last) noexcept {
 bool zeroed_counts::release() noexcept {
   if (size_ == 0 || !mapped(size_)) return false;
   if (policy.load(std::memory_order_relaxed) == page_policy::keep_and_zero) {
-    zero_pages_in_use(data_, size_, pagemap_fd());
+    zero_pages_in_use(data_, size_);
     return true;
   }
   // MADV_DONTNEED on a private anonymous mapping: the next read of a page gives zeros again.
@@ -190,20 +200,12 @@ page_policy current_page_policy() noexcept {
 std::size_t zeroed_counts::resident_bytes() const noexcept {
   if (size_ == 0) return 0;
   if (!mapped(size_)) return bytes_of(size_);
-  const std::size_t page = page_bytes();
-  const auto first = reinterpret_cast<std::uintptr_t>(data_) / page;
-  const std::size_t pages = (bytes_of(size_) + page - 1) / page;
-  std::vector<std::uint64_t> entries(pages);
-  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return bytes_of(size_);
-  const auto want = static_cast<ssize_t>(pages * sizeof(std::uint64_t));
-  const bool read_all = pread(fd, entries.data(), static_cast<std::size_t>(want),
-                              static_cast<off_t>(first * sizeof(std::uint64_t))) == want;
-  close(fd);
-  if (!read_all) return bytes_of(size_);
-  constexpr std::uint64_t present = 1ULL << 63, exclusive = 1ULL << 56;
+  const std::vector<std::uint64_t> entries = page_entries(data_, size_, pagemap_fd());
+  if (entries.empty()) return bytes_of(size_);
   std::size_t resident = 0;
-  for (const std::uint64_t e : entries) resident += (e & present) && (e & exclusive) ? page : 0;
+  for (const std::uint64_t e : entries) {
+    resident += (e & page_present) && (e & page_exclusive) ? page_bytes() : 0;
+  }
   return resident;
 }
 
