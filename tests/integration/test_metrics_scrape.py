@@ -159,9 +159,15 @@ def scrape_both(binary, mix, tmp, one_port, names_port):
             check_one_url(prom, one_report, one_port)
             check_pushed_agrees(prom, one_report, one_port)
             check_names(prom, names_report, names_port)
-        finally:
-            end_linger(one[0])
-            end_linger(named[0])
+        except BaseException:
+            # The first failure is the one to report: stopping the runs may fail too (a run
+            # stopped before its handler was installed exits -15), and must not hide it.
+            for proc, _ in (one, named):
+                proc.kill()
+                proc.wait()
+            raise
+        end_linger(one[0])
+        end_linger(named[0])
 
 
 def case_bad_values(binary):
